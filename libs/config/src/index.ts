@@ -1,0 +1,2 @@
+export { loadEnv, ConfigError } from './load-env.js';
+export { ServerEnv, natsServers } from './base-env.js';

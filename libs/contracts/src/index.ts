@@ -1,0 +1,6 @@
+export * from './subjects.js';
+export * from './validators.js';
+export * from './recommendation-event.dto.js';
+export * from './accounting-event.dto.js';
+export * from './reporting.dto.js';
+export * from './rpc.js';

@@ -1,0 +1,92 @@
+import pg from 'pg';
+import { DataSource, type MixedList, type EntitySchema } from 'typeorm';
+
+export interface ServiceDataSourceOptions {
+  url: string;
+  /** The PostgreSQL schema this service owns; no other service reads it (DESIGN §6). */
+  schema: string;
+  entities: MixedList<Function | string | EntitySchema>;
+  migrations: MixedList<Function | string>;
+  poolSize?: number;
+  applicationName: string;
+}
+
+/** One DataSource per service schema, never synchronized: the schema comes from migrations. */
+export function createServiceDataSource(options: ServiceDataSourceOptions): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: options.url,
+    schema: options.schema,
+    entities: options.entities,
+    migrations: options.migrations,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    applicationName: options.applicationName,
+    extra: {
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 5000,
+      // Without this, a statement stuck behind a dead server holds a batch forever.
+      statement_timeout: 60000,
+    },
+  });
+}
+
+function databaseName(url: string): string {
+  return decodeURIComponent(new URL(url).pathname.replace(/^\//, '')) || 'postgres';
+}
+
+/** Creates the database of DATABASE_URL when it is missing (DESIGN §2). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const name = databaseName(url);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+      } catch (error) {
+        // Another replica created it between our check and our create.
+        if ((error as { code?: string }).code !== '42P04' && (error as { code?: string }).code !== '23505') throw error;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Connects, creates the service schema and runs pending migrations under an advisory lock, so
+ * replicas starting together migrate once.
+ */
+export async function initializeDatabase(dataSource: DataSource, schema: string): Promise<void> {
+  const url = (dataSource.options as { url: string }).url;
+  await ensureDatabase(url);
+  if (!dataSource.isInitialized) await dataSource.initialize();
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  const lockKey = `migrations:${schema}`;
+  try {
+    await runner.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+    await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]).catch(() => undefined);
+    await runner.release();
+  }
+}
+
+/** Whether a failure is the database being unreachable rather than something about the data. */
+export function isTransientDatabaseError(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  const code = e?.code ?? '';
+  if (code.startsWith('08') || code.startsWith('57P') || code === '53300' || code === '40001' || code === '40P01') return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code)) return true;
+  return /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established/i.test(
+    e?.message ?? '',
+  );
+}

@@ -1,0 +1,1 @@
+export { createServiceDataSource, ensureDatabase, initializeDatabase, isTransientDatabaseError, type ServiceDataSourceOptions } from './data-source.js';

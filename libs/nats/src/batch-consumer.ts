@@ -1,0 +1,201 @@
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { Logger } from '#libs/observability';
+import { counter, histogram } from '#libs/observability';
+import type { NatsClient } from './nats-client.js';
+import { publishDeadLetter } from './dead-letters.js';
+
+export interface InboundMessage {
+  subject: string;
+  data: Uint8Array;
+  /** Stream sequence: the order in which producers' publishes were stored. */
+  sequence: number;
+  deliveries: number;
+}
+
+export type MessageOutcome =
+  | { kind: 'applied' }
+  | { kind: 'dead-letter'; reason: string; cause: 'invalid' | 'conflict' };
+
+/**
+ * Applies a batch and resolves only after its effects are durable (committed); it returns one
+ * outcome per message, in order. Throwing means nothing of the batch was applied.
+ */
+export type BatchHandler = (messages: InboundMessage[]) => Promise<MessageOutcome[]>;
+
+export interface BatchConsumerOptions {
+  stream: string;
+  durable: string;
+  batchSize: number;
+  fetchExpiresMs: number;
+  /** Deliveries after which a message whose handling keeps failing is dead-lettered. */
+  maxDeliveries: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Decides whether a failure is the infrastructure's (retry forever) or the message's. */
+  isTransient?: (error: unknown) => boolean;
+}
+
+const batchSeconds = histogram('weave_consumer_batch_seconds', 'Time to apply and settle one batch', ['durable']);
+const settledTotal = counter('weave_consumer_messages_total', 'Messages settled by outcome', ['durable', 'outcome']);
+
+/** Exponential backoff with full jitter in its upper half: 0.5 s, 1 s, 2 s … capped. */
+export function retryDelayMs(deliveries: number, baseMs: number, maxMs: number, random = Math.random): number {
+  const exponential = Math.min(maxMs, baseMs * 2 ** Math.max(0, deliveries - 1));
+  return Math.round(exponential / 2 + (random() * exponential) / 2);
+}
+
+function toInbound(message: JsMsg): InboundMessage {
+  return {
+    subject: message.subject,
+    data: message.data,
+    sequence: message.seq,
+    deliveries: message.info.deliveryCount,
+  };
+}
+
+/**
+ * A durable pull consumer settled as nestjs-jetstream does: ack after the handler committed,
+ * nak with backoff on failure, dead-letter on the last delivery. A failing batch is retried
+ * message by message so one poison message never blocks the ones behind it.
+ */
+export class JetStreamBatchConsumer {
+  private running = false;
+  private loop?: Promise<void>;
+  private current?: ConsumerMessages;
+
+  constructor(
+    private readonly nats: NatsClient,
+    private readonly options: BatchConsumerOptions,
+    private readonly handler: BatchHandler,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops fetching, finishes the batch in flight and settles it. */
+  async stop(): Promise<void> {
+    this.running = false;
+    try {
+      await this.current?.close();
+    } catch {
+      // the fetch may already be finished
+    }
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let consumer: Consumer | undefined;
+    while (this.running) {
+      try {
+        consumer ??= await this.nats.jetstream.consumers.get(this.options.stream, this.options.durable);
+        const batch = await this.fetch(consumer);
+        if (batch.length > 0) await this.process(batch);
+      } catch (error) {
+        if (!this.running) break;
+        this.logger.warn({ err: error, durable: this.options.durable }, 'consumer loop error, retrying');
+        consumer = undefined;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  }
+
+  private async fetch(consumer: Consumer): Promise<JsMsg[]> {
+    const messages = await consumer.fetch({
+      max_messages: this.options.batchSize,
+      expires: this.options.fetchExpiresMs,
+    });
+    this.current = messages;
+    const batch: JsMsg[] = [];
+    for await (const message of messages) batch.push(message);
+    this.current = undefined;
+    return batch;
+  }
+
+  private async process(batch: JsMsg[]): Promise<void> {
+    const end = batchSeconds.startTimer({ durable: this.options.durable });
+    try {
+      const outcomes = await this.handler(batch.map(toInbound));
+      await this.settle(batch, outcomes);
+    } catch (error) {
+      if (this.isTransient(error)) {
+        this.logger.warn({ err: error, size: batch.length }, 'batch failed on a transient error; retrying later');
+        for (const message of batch) this.retryLater(message);
+      } else if (batch.length === 1) {
+        await this.fail(batch[0], error);
+      } else {
+        this.logger.warn({ err: error, size: batch.length }, 'batch failed; isolating the failing message');
+        for (const message of batch) await this.processAlone(message);
+      }
+    } finally {
+      end();
+    }
+  }
+
+  private async processAlone(message: JsMsg): Promise<void> {
+    try {
+      const outcomes = await this.handler([toInbound(message)]);
+      await this.settle([message], outcomes);
+    } catch (error) {
+      if (this.isTransient(error)) this.retryLater(message);
+      else await this.fail(message, error);
+    }
+  }
+
+  private async settle(batch: JsMsg[], outcomes: MessageOutcome[]): Promise<void> {
+    for (let i = 0; i < batch.length; i++) {
+      const outcome = outcomes[i];
+      const message = batch[i];
+      if (outcome?.kind === 'dead-letter') {
+        await publishDeadLetter(
+          this.nats.jetstream,
+          { ...toInbound(message), stream: this.options.stream, reason: outcome.reason },
+          outcome.cause,
+        );
+        settledTotal.inc({ durable: this.options.durable, outcome: 'dead_letter' });
+      } else {
+        settledTotal.inc({ durable: this.options.durable, outcome: 'applied' });
+      }
+      message.ack();
+    }
+  }
+
+  private async fail(message: JsMsg, error: unknown): Promise<void> {
+    const deliveries = message.info.deliveryCount;
+    if (deliveries >= this.options.maxDeliveries) {
+      this.logger.error({ err: error, subject: message.subject, seq: message.seq, deliveries }, 'dead-lettering after the last delivery');
+      try {
+        await publishDeadLetter(
+          this.nats.jetstream,
+          {
+            ...toInbound(message),
+            stream: this.options.stream,
+            reason: `handler failed after ${deliveries} deliveries: ${(error as Error)?.message ?? String(error)}`,
+          },
+          'retries_exhausted',
+        );
+        message.ack();
+        settledTotal.inc({ durable: this.options.durable, outcome: 'dead_letter' });
+      } catch (publishError) {
+        this.logger.error({ err: publishError }, 'dead letter publish failed; message will be redelivered');
+        this.retryLater(message);
+      }
+      return;
+    }
+    this.logger.warn({ err: error, subject: message.subject, seq: message.seq, deliveries }, 'message failed; will be redelivered');
+    this.retryLater(message);
+  }
+
+  private retryLater(message: JsMsg): void {
+    const delay = retryDelayMs(message.info.deliveryCount, this.options.backoffBaseMs, this.options.backoffMaxMs);
+    message.nak(delay);
+    settledTotal.inc({ durable: this.options.durable, outcome: 'retry' });
+  }
+
+  private isTransient(error: unknown): boolean {
+    return this.options.isTransient?.(error) ?? false;
+  }
+}

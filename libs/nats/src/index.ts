@@ -1,0 +1,12 @@
+export { NatsClient } from './nats-client.js';
+export { ensureStreams, ensureDurableConsumer, STREAM_CONFIGS, type DurableConsumerOptions } from './streams.js';
+export { publishDeadLetter, type DeadLetter } from './dead-letters.js';
+export {
+  JetStreamBatchConsumer,
+  retryDelayMs,
+  type BatchConsumerOptions,
+  type BatchHandler,
+  type InboundMessage,
+  type MessageOutcome,
+} from './batch-consumer.js';
+export { serveRpc, requestRpc, RpcHandlerError, RpcUnavailableError, type RpcContext } from './rpc.js';

@@ -1,0 +1,50 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from '#libs/observability';
+
+/** One NATS connection per process, with its JetStream client and manager. */
+export class NatsClient {
+  private constructor(
+    readonly connection: NatsConnection,
+    readonly jetstream: JetStreamClient,
+    readonly manager: JetStreamManager,
+  ) {}
+
+  static async connect(options: { servers: string[]; name: string; logger?: Logger }): Promise<NatsClient> {
+    const connection = await connect({
+      servers: options.servers,
+      name: options.name,
+      // A service outlives NATS restarts: it reconnects for as long as it runs.
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      pingInterval: 10000,
+    });
+    if (options.logger) {
+      const logger = options.logger;
+      void (async () => {
+        for await (const status of connection.status()) {
+          if (status.type === 'disconnect' || status.type === 'reconnect' || status.type === 'error') {
+            logger.warn({ nats: status.type }, `NATS ${status.type}`);
+          }
+        }
+      })();
+    }
+    const manager = await jetstreamManager(connection);
+    return new NatsClient(connection, jetstream(connection), manager);
+  }
+
+  async ping(): Promise<void> {
+    if (this.connection.isClosed()) throw new Error('NATS connection closed');
+    await this.connection.flush();
+  }
+
+  /** Drain: finish in-flight subscriptions and publishes, then close. */
+  async drain(): Promise<void> {
+    if (this.connection.isClosed() || this.connection.isDraining()) return;
+    try {
+      await this.connection.drain();
+    } catch {
+      await this.connection.close();
+    }
+  }
+}

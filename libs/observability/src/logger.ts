@@ -1,0 +1,60 @@
+import type { LoggerService } from '@nestjs/common';
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * Paths pino blanks before a line is written: credentials must never reach a log, whatever
+ * object a caller hands to the logger.
+ */
+export const REDACTED_PATHS = [
+  'authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  'request.headers.authorization',
+  '*.authorization',
+  'api_key',
+  '*.api_key',
+  'apiKey',
+  '*.apiKey',
+  'secret',
+  '*.secret',
+  'password',
+  '*.password',
+  'token',
+  '*.token',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'TRACKING_SIGNING_SECRET',
+];
+
+export function createLogger(service: string, level = 'info'): Logger {
+  return pino({
+    level,
+    base: { service },
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  });
+}
+
+/** Lets Nest's own messages go through the same structured logger. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string): void {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string): void {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string): void {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string): void {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string): void {
+    this.logger.trace({ context }, String(message));
+  }
+}
