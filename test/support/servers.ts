@@ -1,0 +1,127 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { connect } from '@nats-io/transport-node';
+
+/**
+ * Test servers. Every test file gets its own nats-server (JetStream on, own port and store
+ * directory) and its own PostgreSQL database, so files run in parallel without seeing each
+ * other's streams or rows. Both are the real servers of this machine, not doubles.
+ */
+export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? 'nats-server';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TestNats {
+  url: string;
+  port: number;
+  storeDir: string;
+  stop(): Promise<void>;
+  /** Stops and starts the server on the same port and store (file storage survives). */
+  restart(): Promise<void>;
+}
+
+async function waitForNats(url: string, timeoutMs = 10000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const nc = await connect({ servers: url, reconnect: false, timeout: 500 });
+      await nc.close();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+export async function startNats(): Promise<TestNats> {
+  const port = await freePort();
+  const storeDir = await mkdtemp(join(tmpdir(), 'weave-nats-'));
+  let child: ChildProcess | undefined;
+  const launch = async () => {
+    child = spawn(NATS_SERVER_BIN, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
+    await waitForNats(`nats://127.0.0.1:${port}`);
+  };
+  const halt = async () => {
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child!.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  await launch();
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    stop: async () => {
+      await halt();
+      await rm(storeDir, { recursive: true, force: true });
+    },
+    restart: async () => {
+      await halt();
+      await launch();
+    },
+  };
+}
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** A database name that does not exist yet; the services create it, as in production. */
+export function newTestDatabase(): TestDatabase {
+  const name = `weave_test_${randomBytes(6).toString('hex')}`;
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 30000, intervalMs = 100, what = 'condition' } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
