@@ -1,2 +1,4 @@
 export * from './servers.js';
 export * from './logger.js';
+export * from './apps.js';
+export * from './events.js';

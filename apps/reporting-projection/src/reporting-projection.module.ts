@@ -15,6 +15,13 @@ import {
 } from '#libs/bootstrap';
 import { ReportingProjectionEnv } from './config/reporting-projection.env.js';
 import { createReportingDataSource, REPORTING_SCHEMA } from './database/reporting.data-source.js';
+import { IngestionService } from './ingestion/ingestion.service.js';
+import { ProjectionService } from './ingestion/projection.service.js';
+import { PublicationService } from './publication/publication.service.js';
+import { RollupQueryRepository } from './publication/rollup-query.repository.js';
+import { SnapshotBuilder } from './publication/snapshot-builder.service.js';
+import { SnapshotRepository } from './publication/snapshot.repository.js';
+import { ReportHandler } from './reports/report.handler.js';
 
 @Module({})
 export class ReportingProjectionModule {
@@ -34,6 +41,13 @@ export class ReportingProjectionModule {
         dataSourceProvider(() => createReportingDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE), REPORTING_SCHEMA),
         redisProvider(env.REDIS_URL, 'reporting-projection'),
         InfrastructureShutdown,
+        ProjectionService,
+        IngestionService,
+        RollupQueryRepository,
+        SnapshotBuilder,
+        SnapshotRepository,
+        PublicationService,
+        ReportHandler,
       ],
       exports: [ReportingProjectionEnv, NatsClient, DataSource, REDIS],
     };

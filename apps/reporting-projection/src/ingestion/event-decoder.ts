@@ -1,0 +1,69 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import {
+  AccountingEntryDto,
+  EventSubjects,
+  RECOMMENDATION_EVENT_KINDS,
+  RecommendationEventDto,
+  ReconciliationWatermarkDto,
+  type RecommendationEventKind,
+} from '#libs/contracts';
+import type { InboundMessage } from '#libs/nats';
+import { levelOfKind } from '../rules/counting.js';
+
+export type DecodedEvent =
+  | { type: 'lifecycle'; sequence: number; kind: RecommendationEventKind; level: number; event: RecommendationEventDto }
+  | { type: 'accounting'; sequence: number; entry: AccountingEntryDto }
+  | { type: 'reconciled'; sequence: number; watermark: ReconciliationWatermarkDto }
+  /** Subjects of `events.>` that other services consume (payouts). */
+  | { type: 'not-ours' }
+  | { type: 'invalid'; reason: string };
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+function describe(errors: ValidationError[]): string {
+  return errors
+    .flatMap((e) => Object.values(e.constraints ?? { [e.property]: `${e.property} is invalid` }))
+    .join('; ');
+}
+
+function validated<T extends object>(dtoClass: new () => T, payload: unknown): T | string {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return 'payload must be a JSON object';
+  const dto = plainToInstance(dtoClass, payload);
+  const errors = validateSync(dto, { whitelist: false, forbidUnknownValues: false });
+  return errors.length > 0 ? describe(errors) : dto;
+}
+
+/** Turns one stream message into a typed event, or the reason it must be dead-lettered. */
+export function decodeEvent(message: InboundMessage): DecodedEvent {
+  const { subject, sequence } = message;
+  const isRecommendation = subject.startsWith(EventSubjects.recommendationPrefix);
+  if (!isRecommendation && subject !== EventSubjects.accountingEntry && subject !== EventSubjects.accountingReconciled) {
+    if (subject.startsWith('events.payouts.')) return { type: 'not-ours' };
+    return { type: 'invalid', reason: `unknown event subject ${subject}` };
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(decoder.decode(message.data));
+  } catch {
+    return { type: 'invalid', reason: 'payload is not valid UTF-8 JSON' };
+  }
+  if (isRecommendation) {
+    const kind = subject.slice(EventSubjects.recommendationPrefix.length);
+    if (!(RECOMMENDATION_EVENT_KINDS as readonly string[]).includes(kind)) {
+      return { type: 'invalid', reason: `unknown recommendation event kind "${kind}"` };
+    }
+    const event = validated(RecommendationEventDto, payload);
+    if (typeof event === 'string') return { type: 'invalid', reason: event };
+    const typedKind = kind as RecommendationEventKind;
+    return { type: 'lifecycle', sequence, kind: typedKind, level: levelOfKind(typedKind), event };
+  }
+  if (subject === EventSubjects.accountingEntry) {
+    const entry = validated(AccountingEntryDto, payload);
+    return typeof entry === 'string' ? { type: 'invalid', reason: entry } : { type: 'accounting', sequence, entry };
+  }
+  const watermark = validated(ReconciliationWatermarkDto, payload);
+  return typeof watermark === 'string'
+    ? { type: 'invalid', reason: watermark }
+    : { type: 'reconciled', sequence, watermark };
+}

@@ -1,0 +1,172 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { BroadcastSubjects, Durables, Streams } from '#libs/contracts';
+import { LOGGER } from '#libs/bootstrap';
+import { NatsClient } from '#libs/nats';
+import { counter, gauge, histogram, type Logger } from '#libs/observability';
+import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
+import { consumerLag, measureProcessedThrough } from './processed-through.js';
+import { SnapshotBuilder } from './snapshot-builder.service.js';
+import { SnapshotRepository } from './snapshot.repository.js';
+import type { ScopeRef } from './snapshot.js';
+
+const PUBLICATION_LOCK = 'reporting:publication';
+
+const publicationSeconds = histogram('weave_publication_seconds', 'Duration of a publication cycle', ['outcome'], [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
+const publicationFailures = counter('weave_publication_failures_total', 'Publication cycles that failed (the last snapshots are kept)');
+const publishedScopes = gauge('weave_published_scopes', 'Scopes published by the last cycle');
+const reportAgeSeconds = gauge('weave_report_age_seconds', 'now - processed_through of the last publication');
+const consumerPending = gauge('weave_consumer_pending_messages', 'Events stored but not yet delivered to the projection', ['durable']);
+const consumerAckPending = gauge('weave_consumer_ack_pending_messages', 'Events delivered but not yet acked', ['durable']);
+
+export type CycleOutcome = 'published' | 'not-leader' | 'recently-published' | 'failed';
+
+/**
+ * Publishes a snapshot of every prepared scope once per interval. Every replica runs the timer;
+ * a PostgreSQL advisory lock elects the publisher of a cycle and the time of the last completed
+ * cycle keeps replicas with out-of-phase timers from publishing twice. The lock is tied to a
+ * connection, so a publisher that dies releases it at once and the next replica's timer takes
+ * over within an interval.
+ */
+@Injectable()
+export class PublicationService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private timer?: NodeJS.Timeout;
+  private lagTimer?: NodeJS.Timeout;
+  private cycle?: Promise<CycleOutcome>;
+  private readonly preparing = new Map<string, Promise<void>>();
+  private stopped = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly nats: NatsClient,
+    private readonly builder: SnapshotBuilder,
+    private readonly snapshots: SnapshotRepository,
+    private readonly env: ReportingProjectionEnv,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const interval = this.env.REPORTING_PUBLISH_INTERVAL_MS;
+    this.timer = setInterval(() => void this.tick(), interval);
+    this.lagTimer = setInterval(() => void this.observeLag(), Math.min(10_000, interval));
+    setTimeout(() => void this.tick(), Math.min(1000, interval)).unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    clearInterval(this.lagTimer);
+    await this.cycle;
+    await Promise.allSettled(this.preparing.values());
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.cycle) return;
+    this.cycle = this.runCycle();
+    try {
+      await this.cycle;
+    } finally {
+      this.cycle = undefined;
+    }
+  }
+
+  /** One publication cycle; `force` skips the recently-published check (tests, benchmarks). */
+  async runCycle(force = false): Promise<CycleOutcome> {
+    const end = publicationSeconds.startTimer();
+    const runner = this.dataSource.createQueryRunner();
+    let outcome: CycleOutcome = 'failed';
+    try {
+      await runner.connect();
+      const [{ locked }] = await runner.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [PUBLICATION_LOCK]);
+      if (!locked) return (outcome = 'not-leader');
+      try {
+        const startedAt = new Date();
+        const [state] = await runner.query(`SELECT processed_through, last_completed_at FROM reporting.publication_state WHERE id = 1`);
+        const interval = this.env.REPORTING_PUBLISH_INTERVAL_MS;
+        if (!force && state.last_completed_at && startedAt.getTime() - state.last_completed_at.getTime() < interval * 0.8) {
+          return (outcome = 'recently-published');
+        }
+        try {
+          const measured = await measureProcessedThrough(this.nats.manager, Streams.events, Durables.reportingProjection);
+          const previous: Date | null = state.processed_through;
+          const processedThrough = previous && previous > measured ? previous : measured;
+          const scopes = await this.snapshots.allScopes();
+          const snapshots = await this.builder.build(scopes, processedThrough, startedAt, runner.manager);
+          await runner.startTransaction();
+          await this.snapshots.save(snapshots, runner.manager);
+          await runner.query(
+            `UPDATE reporting.publication_state SET processed_through = $1, last_started_at = $2, last_completed_at = now(), last_error = NULL WHERE id = 1`,
+            [processedThrough.toISOString(), startedAt.toISOString()],
+          );
+          await runner.commitTransaction();
+          publishedScopes.set(snapshots.length);
+          reportAgeSeconds.set((Date.now() - processedThrough.getTime()) / 1000);
+          this.announce();
+          return (outcome = 'published');
+        } catch (error) {
+          if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+          publicationFailures.inc();
+          this.logger.error({ err: error }, 'publication failed; the last snapshots stay published');
+          await runner
+            .query(`UPDATE reporting.publication_state SET last_error = $1 WHERE id = 1`, [String((error as Error).message).slice(0, 500)])
+            .catch(() => undefined);
+          return (outcome = 'failed');
+        }
+      } finally {
+        await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [PUBLICATION_LOCK]).catch(() => undefined);
+      }
+    } catch (error) {
+      publicationFailures.inc();
+      this.logger.error({ err: error }, 'publication cycle could not run');
+      return (outcome = 'failed');
+    } finally {
+      end({ outcome });
+      await runner.release().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Prepares the first snapshot of a newly registered scope at the last published cutoff, so
+   * the caller's retry after Retry-After finds it without waiting for the next cycle.
+   */
+  prepare(scope: ScopeRef): Promise<void> {
+    const key = `${scope.agentId}\u0000${scope.traffic}\u0000${scope.timeRange}`;
+    const inFlight = this.preparing.get(key);
+    if (inFlight) return inFlight;
+    const work = (async () => {
+      try {
+        const [state] = await this.dataSource.query(`SELECT processed_through FROM reporting.publication_state WHERE id = 1`);
+        const processedThrough: Date =
+          state?.processed_through ?? (await measureProcessedThrough(this.nats.manager, Streams.events, Durables.reportingProjection));
+        const snapshots = await this.builder.build([scope], processedThrough, new Date());
+        await this.snapshots.save(snapshots);
+        this.announce();
+      } catch (error) {
+        this.logger.warn({ err: error, scope }, 'first preparation failed; the next cycle will publish it');
+      } finally {
+        this.preparing.delete(key);
+      }
+    })();
+    this.preparing.set(key, work);
+    return work;
+  }
+
+  /** Tells every replica to drop cached snapshots. */
+  private announce(): void {
+    try {
+      this.nats.connection.publish(BroadcastSubjects.reportsPublished, new Uint8Array());
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not announce the publication');
+    }
+  }
+
+  private async observeLag(): Promise<void> {
+    try {
+      const lag = await consumerLag(this.nats.manager, Streams.events, Durables.reportingProjection);
+      consumerPending.set({ durable: Durables.reportingProjection }, lag.pending);
+      consumerAckPending.set({ durable: Durables.reportingProjection }, lag.ackPending);
+    } catch {
+      // the consumer may not exist yet
+    }
+  }
+}

@@ -1,0 +1,77 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import type { Subscription } from '@nats-io/transport-node';
+import { BroadcastSubjects, QueueGroups, ReportRequestDto, RpcSubjects, type ReportReply } from '#libs/contracts';
+import { LOGGER } from '#libs/bootstrap';
+import { NatsClient, serveRpc } from '#libs/nats';
+import type { Logger } from '#libs/observability';
+import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
+import { PublicationService } from '../publication/publication.service.js';
+import { SnapshotRepository } from '../publication/snapshot.repository.js';
+import type { ScopeRef, Snapshot } from '../publication/snapshot.js';
+import { presentPreparing, presentReport } from './report.presenter.js';
+
+/**
+ * Answers `reporting.v1.report.get` from published snapshots. Snapshots are cached in memory
+ * until the next publication is announced, so a request is a map lookup, not a query.
+ */
+@Injectable()
+export class ReportHandler implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly cache = new Map<string, Snapshot>();
+  /** Bumped by every publication, so a read that raced with it does not cache an old snapshot. */
+  private generation = 0;
+  private subscriptions: Subscription[] = [];
+
+  constructor(
+    private readonly nats: NatsClient,
+    private readonly snapshots: SnapshotRepository,
+    private readonly publication: PublicationService,
+    private readonly env: ReportingProjectionEnv,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.subscriptions = [
+      this.nats.connection.subscribe(BroadcastSubjects.reportsPublished, { callback: () => this.forget() }),
+      serveRpc(
+        this.nats,
+        RpcSubjects.reportGet,
+        { queue: QueueGroups.reporting, requestClass: ReportRequestDto, logger: this.logger },
+        (request) => this.report(request),
+      ),
+    ];
+  }
+
+  /** Stop taking requests; NATS drain then lets the ones in flight answer. */
+  beforeApplicationShutdown(): void {
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+  }
+
+  async report(request: ReportRequestDto): Promise<ReportReply> {
+    const scope: ScopeRef = { agentId: request.agent_id, traffic: request.traffic, timeRange: request.time_range };
+    const key = `${scope.agentId}\u0000${scope.traffic}\u0000${scope.timeRange}`;
+    let snapshot = this.cache.get(key);
+    if (!snapshot) {
+      const generation = this.generation;
+      snapshot = await this.snapshots.find(scope);
+      if (snapshot && generation === this.generation) this.remember(key, snapshot);
+    }
+    if (snapshot) return presentReport(snapshot, new Date(), this.env.REPORTING_STALE_AFTER_MS);
+    await this.snapshots.register(scope);
+    void this.publication.prepare(scope);
+    return presentPreparing(scope.agentId, scope.traffic, scope.timeRange);
+  }
+
+  private forget(): void {
+    this.generation += 1;
+    this.cache.clear();
+  }
+
+  private remember(key: string, snapshot: Snapshot): void {
+    if (this.env.REPORT_CACHE_ENTRIES === 0) return;
+    if (this.cache.size >= this.env.REPORT_CACHE_ENTRIES) {
+      // Evict the oldest entry (Map keeps insertion order).
+      this.cache.delete(this.cache.keys().next().value!);
+    }
+    this.cache.set(key, snapshot);
+  }
+}

@@ -1,0 +1,34 @@
+import { headers as natsHeaders, connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+
+/** The wire shape producers publish (DESIGN §4), tagged with where it goes. */
+export type WireEvent =
+  | { subject: `events.recommendation.${string}`; id: string; payload: Record<string, unknown> }
+  | { subject: 'events.accounting.entry' | 'events.accounting.reconciled' | string; id: string; payload: unknown };
+
+export interface Producer {
+  connection: NatsConnection;
+  js: JetStreamClient;
+  publish(event: WireEvent): Promise<number>;
+  publishRaw(subject: string, data: Uint8Array | string, msgId?: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** An internal producer as DESIGN §4 describes it: JSON, Nats-Msg-Id set to the event id. */
+export async function connectProducer(url: string): Promise<Producer> {
+  const connection = await connect({ servers: url });
+  const js = jetstream(connection);
+  const encoder = new TextEncoder();
+  const publishRaw = async (subject: string, data: Uint8Array | string, msgId?: string) => {
+    const h = natsHeaders();
+    const ack = await js.publish(subject, typeof data === 'string' ? encoder.encode(data) : data, msgId ? { msgID: msgId, headers: h } : {});
+    return ack.seq;
+  };
+  return {
+    connection,
+    js,
+    publishRaw,
+    publish: (event) => publishRaw(event.subject, JSON.stringify(event.payload), event.id),
+    close: () => connection.drain(),
+  };
+}
