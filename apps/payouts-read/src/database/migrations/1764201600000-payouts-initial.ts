@@ -1,0 +1,62 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * The payout read model (DESIGN §4 "Payout read model"): one row per record, holding the full
+ * current state of its latest event and that event's `version`, so older events are ignored.
+ */
+export class PayoutsInitial1764201600000 implements MigrationInterface {
+  name = 'PayoutsInitial1764201600000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
+      CREATE TABLE payouts.balance (
+        agent_id text NOT NULL,
+        currency text NOT NULL,
+        pending_micros bigint NOT NULL,
+        available_micros bigint NOT NULL,
+        locked_micros bigint NOT NULL,
+        paid_out_micros bigint NOT NULL,
+        updated_at timestamptz NOT NULL,
+        version bigint NOT NULL,
+        PRIMARY KEY (agent_id, currency)
+      )`);
+    await queryRunner.query(`
+      CREATE TABLE payouts.readiness (
+        agent_id text PRIMARY KEY,
+        setup_status text NOT NULL CHECK (setup_status IN ('not_started', 'in_progress', 'complete')),
+        missing_fields jsonb NOT NULL DEFAULT '[]'::jsonb,
+        thresholds jsonb NOT NULL DEFAULT '[]'::jsonb,
+        blocked_reason text,
+        updated_at timestamptz NOT NULL,
+        version bigint NOT NULL
+      )`);
+    await queryRunner.query(`
+      CREATE TABLE payouts.statement (
+        statement_id text PRIMARY KEY,
+        agent_id text NOT NULL,
+        period_start timestamptz NOT NULL,
+        period_end timestamptz NOT NULL,
+        currency text NOT NULL,
+        status text NOT NULL CHECK (status IN ('LOCKED', 'BLOCKED', 'FAILED', 'PAID')),
+        -- money fields are given "where provided" (SPEC), so they may be null
+        gross_earnings_micros bigint,
+        service_fee_micros bigint,
+        net_earnings_micros bigint,
+        blocked_reason text,
+        failure jsonb,
+        transfer jsonb,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        version bigint NOT NULL
+      )`);
+    await queryRunner.query(`
+      CREATE INDEX statement_agent_period_idx
+        ON payouts.statement (agent_id, period_start DESC)`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    for (const table of ['statement', 'readiness', 'balance']) {
+      await queryRunner.query(`DROP TABLE IF EXISTS payouts.${table}`);
+    }
+  }
+}
