@@ -4,3 +4,4 @@ export * from './recommendation-event.dto.js';
 export * from './accounting-event.dto.js';
 export * from './reporting.dto.js';
 export * from './rpc.js';
+export * from './fast-validation.js';

@@ -61,7 +61,7 @@ function toInbound(message: JsMsg): InboundMessage {
 export class JetStreamBatchConsumer {
   private running = false;
   private loop?: Promise<void>;
-  private current?: ConsumerMessages;
+  private readonly fetches = new Set<ConsumerMessages>();
 
   constructor(
     private readonly nats: NatsClient,
@@ -79,28 +79,37 @@ export class JetStreamBatchConsumer {
   /** Stops fetching, finishes the batch in flight and settles it. */
   async stop(): Promise<void> {
     this.running = false;
-    try {
-      await this.current?.close();
-    } catch {
-      // the fetch may already be finished
+    for (const fetch of this.fetches) {
+      try {
+        await fetch.close();
+      } catch {
+        // the fetch may already be finished
+      }
     }
     await this.loop;
   }
 
   private async run(): Promise<void> {
     let consumer: Consumer | undefined;
+    let next: Promise<JsMsg[]> | undefined;
     while (this.running) {
       try {
         consumer ??= await this.nats.jetstream.consumers.get(this.options.stream, this.options.durable);
-        const batch = await this.fetch(consumer);
+        const batch = await (next ?? this.fetch(consumer));
+        // Fetch the next batch while this one is applied: the network and PostgreSQL overlap.
+        next = this.running ? this.fetch(consumer) : undefined;
         if (batch.length > 0) await this.process(batch);
       } catch (error) {
+        next = undefined;
         if (!this.running) break;
         this.logger.warn({ err: error, durable: this.options.durable }, 'consumer loop error, retrying');
         consumer = undefined;
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     }
+    // Messages fetched ahead but not applied go back at once rather than after ack_wait.
+    const unprocessed = await next?.catch(() => [] as JsMsg[]);
+    for (const message of unprocessed ?? []) message.nak();
   }
 
   private async fetch(consumer: Consumer): Promise<JsMsg[]> {
@@ -108,10 +117,13 @@ export class JetStreamBatchConsumer {
       max_messages: this.options.batchSize,
       expires: this.options.fetchExpiresMs,
     });
-    this.current = messages;
+    this.fetches.add(messages);
     const batch: JsMsg[] = [];
-    for await (const message of messages) batch.push(message);
-    this.current = undefined;
+    try {
+      for await (const message of messages) batch.push(message);
+    } finally {
+      this.fetches.delete(messages);
+    }
     return batch;
   }
 

@@ -6,6 +6,8 @@ import {
   RECOMMENDATION_EVENT_KINDS,
   RecommendationEventDto,
   ReconciliationWatermarkDto,
+  passesAccountingEntryFastCheck,
+  passesRecommendationEventFastCheck,
   type RecommendationEventKind,
 } from '#libs/contracts';
 import type { InboundMessage } from '#libs/nats';
@@ -27,7 +29,8 @@ function describe(errors: ValidationError[]): string {
     .join('; ');
 }
 
-function validated<T extends object>(dtoClass: new () => T, payload: unknown): T | string {
+function validated<T extends object>(dtoClass: new () => T, payload: unknown, fastCheck?: (value: unknown) => boolean): T | string {
+  if (fastCheck?.(payload)) return payload as T;
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return 'payload must be a JSON object';
   const dto = plainToInstance(dtoClass, payload);
   const errors = validateSync(dto, { whitelist: false, forbidUnknownValues: false });
@@ -53,13 +56,13 @@ export function decodeEvent(message: InboundMessage): DecodedEvent {
     if (!(RECOMMENDATION_EVENT_KINDS as readonly string[]).includes(kind)) {
       return { type: 'invalid', reason: `unknown recommendation event kind "${kind}"` };
     }
-    const event = validated(RecommendationEventDto, payload);
+    const event = validated(RecommendationEventDto, payload, passesRecommendationEventFastCheck);
     if (typeof event === 'string') return { type: 'invalid', reason: event };
     const typedKind = kind as RecommendationEventKind;
     return { type: 'lifecycle', sequence, kind: typedKind, level: levelOfKind(typedKind), event };
   }
   if (subject === EventSubjects.accountingEntry) {
-    const entry = validated(AccountingEntryDto, payload);
+    const entry = validated(AccountingEntryDto, payload, passesAccountingEntryFastCheck);
     return typeof entry === 'string' ? { type: 'invalid', reason: entry } : { type: 'accounting', sequence, entry };
   }
   const watermark = validated(ReconciliationWatermarkDto, payload);

@@ -1,0 +1,28 @@
+import { cpus, totalmem } from 'node:os';
+import { execSync } from 'node:child_process';
+
+/** One line describing the machine, printed above every benchmark's figures. */
+export function machine(): string {
+  const cpu = cpus();
+  const version = (cmd: string) => {
+    try {
+      return execSync(cmd, { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim().split('\n')[0];
+    } catch {
+      return 'unknown';
+    }
+  };
+  return [
+    `${cpu.length} × ${cpu[0]?.model ?? 'cpu'}`,
+    `${Math.round(totalmem() / 2 ** 30)} GiB`,
+    `Node ${process.version}`,
+    version('nats-server --version'),
+    version("psql -V | sed 's/psql (PostgreSQL) /PostgreSQL /'"),
+  ].join(', ');
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
