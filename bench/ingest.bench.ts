@@ -34,7 +34,7 @@ function* events(): Generator<{ subject: string; id: string; payload: object }> 
     i++;
     const agent = `agent_${r % PLATFORMS}`;
     const traffic = r % 7 === 0 ? 'test' : 'live';
-    const created = new Date(now - ((r * 7919) % (7 * 86_400_000))).toISOString();
+    const created = new Date(now - ((r * 7919) % 86_400_000)).toISOString();
     if (round < 4 && lifecycle < lifecycleTotal) {
       const kind = round === 0 ? 'generated' : kinds[Math.min(round - 1 + (r % 3 === 0 ? 1 : 0), 3)];
       const id = `evt_${round}_${r}`;

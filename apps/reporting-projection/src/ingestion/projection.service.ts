@@ -20,8 +20,6 @@ interface RecommendationRow {
   attributed_entries: number;
   attributed_usd_micros: string | number;
   foreign_currency_entries: number;
-  ad_id: string | null;
-  product_id: string | null;
 }
 
 interface RecommendationState extends RecommendationFacts {
@@ -29,8 +27,6 @@ interface RecommendationState extends RecommendationFacts {
   agentId: string | null;
   traffic: string | null;
   createdAtMs: number | null;
-  adId: string | null;
-  productId: string | null;
 }
 
 interface EntryRow {
@@ -54,8 +50,6 @@ function toState(row: RecommendationRow): RecommendationState {
     attributedEntries: row.attributed_entries,
     attributedUsdMicros: Number(row.attributed_usd_micros),
     foreignCurrencyEntries: row.foreign_currency_entries,
-    adId: row.ad_id,
-    productId: row.product_id,
   };
 }
 
@@ -68,9 +62,7 @@ function sameFacts(a: RecommendationState, b: RecommendationState): boolean {
     a.billable === b.billable &&
     a.attributedEntries === b.attributedEntries &&
     a.attributedUsdMicros === b.attributedUsdMicros &&
-    a.foreignCurrencyEntries === b.foreignCurrencyEntries &&
-    a.adId === b.adId &&
-    a.productId === b.productId
+    a.foreignCurrencyEntries === b.foreignCurrencyEntries
   );
 }
 
@@ -143,17 +135,27 @@ export class ProjectionService {
     const after = new Map<string, RecommendationState>();
     if (recommendationIds.length > 0) {
       // A row exists for every referenced recommendation, so that an accounting entry and the
-      // events of its recommendation always meet on the same row lock.
-      await manager.query(
-        `INSERT INTO reporting.recommendation (recommendation_id)
-         SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`,
-        [recommendationIds],
-      );
-      const rows: RecommendationRow[] = await manager.query(
-        `SELECT * FROM reporting.recommendation WHERE recommendation_id = ANY($1::text[])
-         ORDER BY recommendation_id COLLATE "C" FOR UPDATE`,
-        [recommendationIds],
-      );
+      // events of its recommendation always meet on the same row lock. Most ids already have
+      // their row: lock those first, then create and lock the missing ones.
+      const lockRows = (ids: string[]): Promise<RecommendationRow[]> =>
+        manager.query(
+          `SELECT recommendation_id, agent_id, traffic, created_at, level, billable, attributed_entries,
+                  attributed_usd_micros, foreign_currency_entries
+           FROM reporting.recommendation WHERE recommendation_id = ANY($1::text[])
+           ORDER BY recommendation_id COLLATE "C" FOR UPDATE`,
+          [ids],
+        );
+      const rows = await lockRows(recommendationIds);
+      if (rows.length < recommendationIds.length) {
+        const found = new Set(rows.map((row) => row.recommendation_id));
+        const missing = recommendationIds.filter((id) => !found.has(id));
+        await manager.query(
+          `INSERT INTO reporting.recommendation (recommendation_id)
+           SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`,
+          [missing],
+        );
+        rows.push(...(await lockRows(missing)));
+      }
       for (const row of rows) {
         before.set(row.recommendation_id, toState(row));
         after.set(row.recommendation_id, toState(row));
@@ -181,8 +183,6 @@ export class ProjectionService {
       }
       state.level = Math.max(state.level, level);
       state.billable = state.billable || event.billable === true;
-      state.adId ??= event.ad_id ?? null;
-      state.productId ??= event.product_id ?? null;
     }
 
     const attribute = (state: RecommendationState, entry: { amount: number; currency: string | null }) => {
@@ -264,12 +264,11 @@ export class ProjectionService {
         `UPDATE reporting.recommendation AS r SET
            agent_id = v.agent_id, traffic = v.traffic, created_at = v.created_at, level = v.level,
            billable = v.billable, attributed_entries = v.attributed_entries,
-           attributed_usd_micros = v.attributed_usd_micros, foreign_currency_entries = v.foreign_currency_entries,
-           ad_id = v.ad_id, product_id = v.product_id
+           attributed_usd_micros = v.attributed_usd_micros, foreign_currency_entries = v.foreign_currency_entries
          FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::smallint[], $6::boolean[],
-                     $7::integer[], $8::bigint[], $9::integer[], $10::text[], $11::text[])
+                     $7::integer[], $8::bigint[], $9::integer[])
            AS v(recommendation_id, agent_id, traffic, created_at, level, billable, attributed_entries,
-                attributed_usd_micros, foreign_currency_entries, ad_id, product_id)
+                attributed_usd_micros, foreign_currency_entries)
          WHERE r.recommendation_id = v.recommendation_id`,
         [
           changed.map((s) => s.id),
@@ -281,8 +280,6 @@ export class ProjectionService {
           changed.map((s) => s.attributedEntries),
           changed.map((s) => s.attributedUsdMicros),
           changed.map((s) => s.foreignCurrencyEntries),
-          changed.map((s) => s.adId),
-          changed.map((s) => s.productId),
         ],
       );
     }

@@ -29,9 +29,7 @@ export class ReportingInitial1764115200000 implements MigrationInterface {
         billable boolean NOT NULL DEFAULT false,
         attributed_entries integer NOT NULL DEFAULT 0,
         attributed_usd_micros bigint NOT NULL DEFAULT 0,
-        foreign_currency_entries integer NOT NULL DEFAULT 0,
-        ad_id text,
-        product_id text
+        foreign_currency_entries integer NOT NULL DEFAULT 0
       )`);
     await queryRunner.query(`
       CREATE TABLE reporting.accounting_entry (
