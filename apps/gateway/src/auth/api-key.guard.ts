@@ -1,0 +1,54 @@
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { LOGGER } from '#libs/bootstrap';
+import { parseBearer, type BearerFailure } from '#libs/identity';
+import type { Logger } from '#libs/observability';
+import { ProblemException } from '../http/problem.js';
+import { IdentityCacheService } from './identity-cache.service.js';
+import { PRINCIPAL, type RequestWithPrincipal } from './principal.js';
+
+/** What the caller reads in the 401 detail; never echoes the credential. */
+const BEARER_FAILURES: Record<BearerFailure, string> = {
+  missing: 'Send the platform API key as "Authorization: Bearer <API_KEY>".',
+  not_bearer: 'The Authorization header must use the Bearer scheme: "Authorization: Bearer <API_KEY>".',
+  empty: 'The Bearer credential is empty; send the platform API key.',
+  id_token: 'An ID token is not accepted here; use the platform API key.',
+  malformed: 'The credential is not a platform API key (sk_live_… or sk_test_…).',
+};
+const UNKNOWN_KEY = 'The API key is invalid or has been revoked.';
+
+/**
+ * Authenticates platform routes with the API key (SPEC Authentication). 401 for a missing,
+ * non-Bearer, empty, malformed, unknown or revoked credential and for an ID token; 403 when
+ * the key's platform is suspended. On success the principal (agent_id, traffic from the key
+ * mode, key_id) is attached to the request. The key is never logged.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly identity: IdentityCacheService,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<FastifyRequest & RequestWithPrincipal>();
+    const bearer = parseBearer(request.headers.authorization);
+    if (!bearer.ok) throw new ProblemException('invalid-api-key', BEARER_FAILURES[bearer.reason], { 'WWW-Authenticate': 'Bearer' });
+
+    let key;
+    try {
+      key = await this.identity.lookup(bearer.apiKey);
+    } catch (error) {
+      this.logger.error({ err: (error as Error).message, requestId: request.id }, 'API-key lookup failed');
+      throw new ProblemException('service-unavailable', 'Authentication is temporarily unavailable; retry later.', { 'Retry-After': '5' });
+    }
+    if (!key) {
+      throw new ProblemException('invalid-api-key', UNKNOWN_KEY, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+    }
+    if (key.platform_status !== 'active') {
+      throw new ProblemException('account-unavailable', 'The platform account is unavailable; contact support.');
+    }
+    request[PRINCIPAL] = { agent_id: key.agent_id, traffic: key.mode, key_id: key.key_id };
+    return true;
+  }
+}

@@ -1,0 +1,49 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { Redis } from 'ioredis';
+import { natsServers } from '#libs/config';
+import { IDENTITY_SCHEMA, IdentityRepository, createIdentityDataSource } from '#libs/identity';
+import { NatsClient } from '#libs/nats';
+import { ObservabilityModule, type Logger } from '#libs/observability';
+import {
+  InfrastructureShutdown,
+  REDIS,
+  dataSourceProvider,
+  dependencyChecks,
+  loggerProvider,
+  natsProvider,
+  redisProvider,
+} from '#libs/bootstrap';
+import { ApiKeyGuard } from './auth/api-key.guard.js';
+import { IdentityCacheService } from './auth/identity-cache.service.js';
+import { GatewayEnv } from './config/gateway.env.js';
+import { ReportingController } from './reporting/reporting.controller.js';
+
+/** The gateway: the only public HTTP surface; owns the identity schema (platforms, API keys). */
+@Module({})
+export class GatewayModule {
+  static forRoot(env: GatewayEnv, logger: Logger): DynamicModule {
+    return {
+      module: GatewayModule,
+      global: true,
+      imports: [
+        ObservabilityModule.forRoot([NatsClient, DataSource, REDIS], (nats: NatsClient, ds: DataSource, redis: Redis) =>
+          dependencyChecks(nats, ds, redis),
+        ),
+      ],
+      controllers: [ReportingController],
+      providers: [
+        { provide: GatewayEnv, useValue: env },
+        loggerProvider(logger),
+        natsProvider(natsServers(env.NATS_URL), 'gateway'),
+        dataSourceProvider(() => createIdentityDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE, 'gateway'), IDENTITY_SCHEMA),
+        redisProvider(env.REDIS_URL, 'gateway'),
+        { provide: IdentityRepository, inject: [DataSource], useFactory: (ds: DataSource) => new IdentityRepository(ds) },
+        IdentityCacheService,
+        ApiKeyGuard,
+        InfrastructureShutdown,
+      ],
+      exports: [GatewayEnv, NatsClient, DataSource, REDIS],
+    };
+  }
+}

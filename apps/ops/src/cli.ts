@@ -1,0 +1,94 @@
+import { parseArgs } from 'node:util';
+import type { KeyMode, PlatformStatus } from '#libs/identity';
+
+/** The commands of DESIGN §3. */
+export type OpsCommand =
+  | { kind: 'platform.create'; agentId: string; ownerUid?: string }
+  | { kind: 'platform.status'; agentId: string; status: PlatformStatus }
+  | { kind: 'key.create'; agentId: string; mode: KeyMode }
+  | { kind: 'key.revoke'; keyId: string }
+  | { kind: 'help' };
+
+export const USAGE = `usage: npm run --silent ops -- <command>
+
+  platform create   --agent-id ID [--owner-uid UID]
+  platform suspend  --agent-id ID
+  platform activate --agent-id ID
+  key create        --agent-id ID --mode live|test
+  key revoke        --key-id KID
+
+Prints one JSON object on stdout and exits 0, or an error on stderr and exits non-zero.`;
+
+/** Wrong command line: printed with the usage, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+const OPTIONS = {
+  'agent-id': { type: 'string', multiple: true },
+  'owner-uid': { type: 'string', multiple: true },
+  mode: { type: 'string', multiple: true },
+  'key-id': { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+type OptionName = Exclude<keyof typeof OPTIONS, 'help'>;
+
+/** Parses argv (without node and the script). Pure: throws UsageError, never exits. */
+export function parseOpsCommand(argv: string[]): OpsCommand {
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: 'help' };
+  const [group, action, ...extra] = positionals;
+  if (!group) throw new UsageError('missing command');
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra[0]}`);
+  const command = `${group} ${action ?? ''}`.trim();
+
+  const allowed: Record<string, { required: OptionName[]; optional: OptionName[] }> = {
+    'platform create': { required: ['agent-id'], optional: ['owner-uid'] },
+    'platform suspend': { required: ['agent-id'], optional: [] },
+    'platform activate': { required: ['agent-id'], optional: [] },
+    'key create': { required: ['agent-id', 'mode'], optional: [] },
+    'key revoke': { required: ['key-id'], optional: [] },
+  };
+  const spec = allowed[command];
+  if (!spec) throw new UsageError(`unknown command: ${command}`);
+
+  const single = (name: OptionName): string | undefined => {
+    const given = values[name];
+    if (given === undefined) return undefined;
+    if (!spec.required.includes(name) && !spec.optional.includes(name)) {
+      throw new UsageError(`option --${name} does not apply to "${command}"`);
+    }
+    if (given.length > 1) throw new UsageError(`option --${name} given more than once`);
+    if (given[0].trim() === '') throw new UsageError(`option --${name} must not be empty`);
+    return given[0];
+  };
+  const opts = Object.fromEntries((Object.keys(OPTIONS) as (OptionName | 'help')[]).filter((n) => n !== 'help').map((n) => [n, single(n as OptionName)])) as Record<OptionName, string | undefined>;
+  for (const name of spec.required) {
+    if (opts[name] === undefined) throw new UsageError(`"${command}" needs --${name}`);
+  }
+
+  switch (command) {
+    case 'platform create':
+      return { kind: 'platform.create', agentId: opts['agent-id']!, ...(opts['owner-uid'] !== undefined ? { ownerUid: opts['owner-uid'] } : {}) };
+    case 'platform suspend':
+      return { kind: 'platform.status', agentId: opts['agent-id']!, status: 'suspended' };
+    case 'platform activate':
+      return { kind: 'platform.status', agentId: opts['agent-id']!, status: 'active' };
+    case 'key create': {
+      const mode = opts.mode!;
+      if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
+      return { kind: 'key.create', agentId: opts['agent-id']!, mode };
+    }
+    default:
+      return { kind: 'key.revoke', keyId: opts['key-id']! };
+  }
+}

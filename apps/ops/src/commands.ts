@@ -1,0 +1,34 @@
+import type { IdentityChangedMessage, IdentityRepository } from '#libs/identity';
+import type { OpsCommand } from './cli.js';
+
+export interface CommandOutcome {
+  /** The one JSON object printed on stdout. */
+  output: Record<string, unknown>;
+  /** What to announce on `identity.v1.changed`. */
+  change: IdentityChangedMessage;
+}
+
+/** Runs one command against the identity schema. IdentityError propagates to the caller. */
+export async function runOpsCommand(command: Exclude<OpsCommand, { kind: 'help' }>, identity: IdentityRepository): Promise<CommandOutcome> {
+  switch (command.kind) {
+    case 'platform.create': {
+      const platform = await identity.createPlatform(command.agentId, command.ownerUid);
+      return {
+        output: { agent_id: platform.agent_id, owner_uid: platform.owner_uid, status: platform.status },
+        change: { agent_id: platform.agent_id },
+      };
+    }
+    case 'platform.status': {
+      const platform = await identity.setStatus(command.agentId, command.status);
+      return { output: { agent_id: platform.agent_id, status: platform.status }, change: { agent_id: platform.agent_id } };
+    }
+    case 'key.create': {
+      const key = await identity.createKey(command.agentId, command.mode);
+      return { output: { key_id: key.key_id, api_key: key.api_key, mode: key.mode }, change: { agent_id: command.agentId, key_id: key.key_id } };
+    }
+    case 'key.revoke': {
+      const key = await identity.revokeKey(command.keyId);
+      return { output: { key_id: key.key_id, revoked: true }, change: { agent_id: key.agent_id, key_id: key.key_id } };
+    }
+  }
+}

@@ -1,0 +1,12 @@
+import { IsInt, Max, Min } from 'class-validator';
+import { ServerEnv } from '#libs/config';
+
+/**
+ * Configuration of the ops CLI: the same variables as the services (DESIGN §3 "same env as
+ * the services"); it uses DATABASE_URL and NATS_URL.
+ */
+export class OpsEnv extends ServerEnv {
+  /** How long the CLI tries to reach NATS to announce a change before giving up with a warning. */
+  @IsInt() @Min(100) @Max(60000)
+  OPS_NATS_TIMEOUT_MS = 2000;
+}

@@ -1,0 +1,90 @@
+import { connect } from '@nats-io/transport-node';
+import { ConfigError, loadEnv, natsServers } from '#libs/config';
+import { BroadcastSubjects } from '#libs/contracts';
+import { initializeDatabase } from '#libs/database';
+import {
+  IDENTITY_SCHEMA,
+  IdentityError,
+  IdentityRepository,
+  createIdentityDataSource,
+  encodeIdentityChanged,
+  type IdentityChangedMessage,
+} from '#libs/identity';
+import { USAGE, UsageError, parseOpsCommand } from './cli.js';
+import { runOpsCommand } from './commands.js';
+import { OpsEnv } from './config/ops.env.js';
+
+/**
+ * The operations CLI of DESIGN §3. stdout carries exactly one JSON object (nothing else: no
+ * logs); errors and warnings go to stderr. Exit codes: 0 done, 1 failed, 2 bad usage.
+ */
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+
+/** Best effort: the gateways' cache TTL bounds staleness when NATS cannot be reached. */
+async function announce(env: OpsEnv, change: IdentityChangedMessage): Promise<void> {
+  let nc: Awaited<ReturnType<typeof connect>> | undefined;
+  try {
+    nc = await connect({ servers: natsServers(env.NATS_URL), name: 'ops', reconnect: false, timeout: env.OPS_NATS_TIMEOUT_MS });
+    nc.publish(BroadcastSubjects.identityChanged, encodeIdentityChanged(change));
+    await Promise.race([
+      nc.flush(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('flush timed out')), env.OPS_NATS_TIMEOUT_MS).unref()),
+    ]);
+  } catch (error) {
+    process.stderr.write(
+      `warning: the change is saved but gateways could not be notified over NATS (${(error as Error).message}); ` +
+        'their cached entries expire within a second\n',
+    );
+  } finally {
+    await nc?.close().catch(() => undefined);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let command;
+  try {
+    command = parseOpsCommand(argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`error: ${error.message}\n\n${USAGE}\n`);
+      return EXIT_USAGE;
+    }
+    throw error;
+  }
+  if (command.kind === 'help') {
+    process.stderr.write(`${USAGE}\n`);
+    return 0;
+  }
+
+  let env: OpsEnv;
+  try {
+    env = loadEnv(OpsEnv);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      return EXIT_FAILED;
+    }
+    throw error;
+  }
+
+  const dataSource = createIdentityDataSource(env.DATABASE_URL, 2, 'ops');
+  try {
+    await initializeDatabase(dataSource, IDENTITY_SCHEMA);
+    const outcome = await runOpsCommand(command, new IdentityRepository(dataSource));
+    await announce(env, outcome.change);
+    process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof IdentityError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      return error.code === 'invalid_argument' ? EXIT_USAGE : EXIT_FAILED;
+    }
+    process.stderr.write(`error: ${(error as Error).message ?? String(error)}\n`);
+    return EXIT_FAILED;
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

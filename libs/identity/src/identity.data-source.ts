@@ -1,0 +1,18 @@
+import type { DataSource } from 'typeorm';
+import { createServiceDataSource } from '#libs/database';
+import { ApiKeyEntity, IDENTITY_SCHEMA, PlatformEntity } from './entities.js';
+import { IdentityInitial1764201600000 } from './migrations/1764201600000-identity-initial.js';
+
+export { IDENTITY_SCHEMA };
+
+/** The identity schema's DataSource: the gateway owns it, the ops CLI writes through it. */
+export function createIdentityDataSource(url: string, poolSize: number, applicationName = 'gateway'): DataSource {
+  return createServiceDataSource({
+    url,
+    schema: IDENTITY_SCHEMA,
+    entities: [PlatformEntity, ApiKeyEntity],
+    migrations: [IdentityInitial1764201600000],
+    poolSize,
+    applicationName,
+  });
+}

@@ -1,0 +1,32 @@
+export {
+  API_KEY_PREFIXES,
+  API_KEY_RANDOM_LENGTH,
+  KEY_ID_RANDOM_LENGTH,
+  KEY_MODES,
+  generateApiKey,
+  generateKeyId,
+  hashApiKey,
+  hashesEqual,
+  isValidKeyId,
+  looksLikeJwt,
+  parseApiKey,
+  parseBearer,
+  randomBase62,
+  type BearerFailure,
+  type BearerResult,
+  type KeyMode,
+} from './api-key.js';
+export { ApiKeyEntity, PlatformEntity, PLATFORM_STATUSES, type PlatformStatus } from './entities.js';
+export { createIdentityDataSource, IDENTITY_SCHEMA } from './identity.data-source.js';
+export {
+  IdentityError,
+  IdentityRepository,
+  isValidAgentId,
+  isValidOwnerUid,
+  type ActiveKey,
+  type CreatedKey,
+  type IdentityErrorCode,
+  type PlatformRecord,
+  type RevokedKey,
+} from './identity.repository.js';
+export { encodeIdentityChanged, decodeIdentityChanged, type IdentityChangedMessage } from './identity-changed.js';
