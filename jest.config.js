@@ -24,13 +24,14 @@ const common = {
 };
 
 export default {
+  // Integration tests start real servers and services; unit tests finish in milliseconds anyway.
+  testTimeout: 120000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
     {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.spec.ts', '<rootDir>/test/e2e/**/*.spec.ts'],
-      testTimeout: 120000,
     },
   ],
 };

@@ -32,3 +32,11 @@ export async function connectProducer(url: string): Promise<Producer> {
     close: () => connection.drain(),
   };
 }
+
+/** Creates the streams as a service would at start, for tests that publish before any service runs. */
+export async function prepareStreams(url: string): Promise<void> {
+  const { NatsClient, ensureStreams } = await import('#libs/nats');
+  const client = await NatsClient.connect({ servers: [url], name: 'test-setup' });
+  await ensureStreams(client.manager);
+  await client.drain();
+}

@@ -1,4 +1,4 @@
-import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '#libs/observability';
 import { counter, histogram } from '#libs/observability';
 import type { NatsClient } from './nats-client.js';
@@ -61,7 +61,6 @@ function toInbound(message: JsMsg): InboundMessage {
 export class JetStreamBatchConsumer {
   private running = false;
   private loop?: Promise<void>;
-  private readonly fetches = new Set<ConsumerMessages>();
 
   constructor(
     private readonly nats: NatsClient,
@@ -76,16 +75,13 @@ export class JetStreamBatchConsumer {
     this.loop = this.run();
   }
 
-  /** Stops fetching, finishes the batch in flight and settles it. */
+  /**
+   * Stops fetching, finishes the batch in flight and settles it. A fetch under way is left to
+   * expire (at most fetchExpiresMs) rather than closed: messages the server already sent to a
+   * closed fetch would wait a whole ack_wait before redelivery; received ones are nak'ed now.
+   */
   async stop(): Promise<void> {
     this.running = false;
-    for (const fetch of this.fetches) {
-      try {
-        await fetch.close();
-      } catch {
-        // the fetch may already be finished
-      }
-    }
     await this.loop;
   }
 
@@ -117,13 +113,8 @@ export class JetStreamBatchConsumer {
       max_messages: this.options.batchSize,
       expires: this.options.fetchExpiresMs,
     });
-    this.fetches.add(messages);
     const batch: JsMsg[] = [];
-    try {
-      for await (const message of messages) batch.push(message);
-    } finally {
-      this.fetches.delete(messages);
-    }
+    for await (const message of messages) batch.push(message);
     return batch;
   }
 
