@@ -31,6 +31,11 @@ export interface BatchConsumerOptions {
   maxDeliveries: number;
   backoffBaseMs: number;
   backoffMaxMs: number;
+  /**
+   * Batches applied at once. Above 1, batches overlap their round trips to the database; the
+   * handler must then be safe under concurrency (lock order), as replicas' handlers are anyway.
+   */
+  concurrency?: number;
   /** Decides whether a failure is the infrastructure's (retry forever) or the message's. */
   isTransient?: (error: unknown) => boolean;
 }
@@ -60,7 +65,7 @@ function toInbound(message: JsMsg): InboundMessage {
  */
 export class JetStreamBatchConsumer {
   private running = false;
-  private loop?: Promise<void>;
+  private loops: Promise<void>[] = [];
 
   constructor(
     private readonly nats: NatsClient,
@@ -72,7 +77,8 @@ export class JetStreamBatchConsumer {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = this.run();
+    const workers = Math.max(1, this.options.concurrency ?? 1);
+    this.loops = Array.from({ length: workers }, () => this.run());
   }
 
   /**
@@ -82,7 +88,7 @@ export class JetStreamBatchConsumer {
    */
   async stop(): Promise<void> {
     this.running = false;
-    await this.loop;
+    await Promise.all(this.loops);
   }
 
   private async run(): Promise<void> {

@@ -20,6 +20,10 @@ export class ReportingProjectionEnv extends ServerEnv {
   @IsInt() @Min(1) @Max(10000)
   INGEST_BATCH_SIZE = 2000;
 
+  /** Batches applied at once by one replica (each in its own transaction). */
+  @IsInt() @Min(1) @Max(16)
+  INGEST_CONCURRENCY = 2;
+
   /** Deliveries after which an event whose handling keeps failing is dead-lettered. */
   @IsInt() @Min(1) @Max(100)
   INGEST_MAX_DELIVERIES = 5;

@@ -261,15 +261,16 @@ export class ProjectionService {
     }
     if (changed.length > 0) {
       await manager.query(
-        `UPDATE reporting.recommendation AS r SET
-           agent_id = v.agent_id, traffic = v.traffic, created_at = v.created_at, level = v.level,
-           billable = v.billable, attributed_entries = v.attributed_entries,
-           attributed_usd_micros = v.attributed_usd_micros, foreign_currency_entries = v.foreign_currency_entries
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::smallint[], $6::boolean[],
-                     $7::integer[], $8::bigint[], $9::integer[])
-           AS v(recommendation_id, agent_id, traffic, created_at, level, billable, attributed_entries,
-                attributed_usd_micros, foreign_currency_entries)
-         WHERE r.recommendation_id = v.recommendation_id`,
+        // Every row exists and is locked by now; an upsert is always driven by the primary key.
+        `INSERT INTO reporting.recommendation AS r (recommendation_id, agent_id, traffic, created_at, level, billable,
+           attributed_entries, attributed_usd_micros, foreign_currency_entries)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::smallint[], $6::boolean[],
+                              $7::integer[], $8::bigint[], $9::integer[])
+         ON CONFLICT (recommendation_id) DO UPDATE SET
+           agent_id = excluded.agent_id, traffic = excluded.traffic, created_at = excluded.created_at,
+           level = excluded.level, billable = excluded.billable, attributed_entries = excluded.attributed_entries,
+           attributed_usd_micros = excluded.attributed_usd_micros,
+           foreign_currency_entries = excluded.foreign_currency_entries`,
         [
           changed.map((s) => s.id),
           changed.map((s) => s.agentId),

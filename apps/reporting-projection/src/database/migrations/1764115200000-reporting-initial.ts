@@ -30,7 +30,7 @@ export class ReportingInitial1764115200000 implements MigrationInterface {
         attributed_entries integer NOT NULL DEFAULT 0,
         attributed_usd_micros bigint NOT NULL DEFAULT 0,
         foreign_currency_entries integer NOT NULL DEFAULT 0
-      )`);
+      ) WITH (fillfactor = 80)`);
     await queryRunner.query(`
       CREATE TABLE reporting.accounting_entry (
         entry_id text PRIMARY KEY,
@@ -53,7 +53,7 @@ export class ReportingInitial1764115200000 implements MigrationInterface {
           bucket timestamptz NOT NULL,
           ${COUNTER_COLUMNS},
           PRIMARY KEY (agent_id, traffic, bucket)
-        )`);
+        ) WITH (fillfactor = 80)`);
     }
     await queryRunner.query(`
       CREATE TABLE reporting.reconciliation_watermark (
