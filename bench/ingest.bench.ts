@@ -161,7 +161,7 @@ async function main() {
     await inspector.drain();
     const ceiling = await bareConsumer(nats.url, db.url, total);
     console.log('');
-    console.log(`reporting-projection: ${fmt(total)} events applied in ${seconds.toFixed(1)} s = ${fmt(projectionRate)} events/s (batch ${BATCH} × ${CONCURRENCY} concurrent; start-up took ${((started - launched) / 1000).toFixed(1)} s more)`);
+    console.log(`reporting-projection: ${fmt(total)} events applied in ${seconds.toFixed(1)} s = ${fmt(projectionRate)} events/s (batch ${BATCH} in ${CONCURRENCY} concurrent partitions; start-up took ${((started - launched) / 1000).toFixed(1)} s more)`);
     console.log(`  read model: ${fmt(Number(rows[0].recommendations))} recommendations, ${fmt(Number(rows[0].entries))} accounting entries, ${fmt(Number(rows[0].minute_rows))} minute rollup rows`);
     console.log(`ceiling (bare fetch + one unnest upsert per batch): ${fmt(ceiling)} events/s`);
     console.log(`target ≥ 25,000 events/s: ${projectionRate >= 25_000 ? 'met' : 'NOT met'}`);

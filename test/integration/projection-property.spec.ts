@@ -67,6 +67,7 @@ const scenario = fc
       watermarks: fc.array(watermark, { maxLength: 3 }),
       zones: fc.record({ agent_a: fc.constantFrom(...ZONES), agent_b: fc.constantFrom(...ZONES) }),
       seed: fc.integer(),
+      partitions: fc.integer({ min: 1, max: 3 }),
     });
   });
 
@@ -156,14 +157,12 @@ function firstApplicationOrder(batches: InboundMessage[][], bySequence: Map<numb
 describe('projection property: any arrival order gives the reference report', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
-  let projection: ProjectionService;
   let builder: SnapshotBuilder;
 
   beforeAll(async () => {
     db = newTestDatabase();
     dataSource = createReportingDataSource(db.url, 4);
     await initializeDatabase(dataSource, REPORTING_SCHEMA);
-    projection = new ProjectionService(dataSource);
     builder = new SnapshotBuilder(dataSource, new RollupQueryRepository(dataSource));
   });
 
@@ -190,6 +189,7 @@ describe('projection property: any arrival order gives the reference report', ()
           return { subject, data: encoder.encode(JSON.stringify(payload)), sequence: i + 1, deliveries: 1 };
         });
         const batches = deliveries(messages, s.seed);
+        const projection = new ProjectionService(dataSource, s.partitions);
         for (const batch of batches) {
           const outcomes = await projection.applyBatch(batch);
           expect(outcomes.every((o) => o.kind === 'applied' || o.cause === 'conflict')).toBe(true);

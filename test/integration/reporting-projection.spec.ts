@@ -101,9 +101,15 @@ describe('reporting-projection', () => {
     const letters = [];
     const consumer = await producer.js.consumers.get(Streams.deadLetters);
     for await (const m of await consumer.fetch({ max_messages: 5, expires: 2000 })) {
-      letters.push({ subject: m.subject, reason: m.headers?.get(DeadLetterHeaders.reason) ?? '', data: m.string() });
+      letters.push({
+        subject: m.subject,
+        reason: m.headers?.get(DeadLetterHeaders.reason) ?? '',
+        data: m.string(),
+        sequence: Number(m.headers?.get(DeadLetterHeaders.originalSequence)),
+      });
       m.ack();
     }
+    letters.sort((a, b) => a.sequence - b.sequence);
     expect(letters.map((l) => l.subject)).toEqual([
       'deadletter.events.recommendation.shown',
       'deadletter.events.recommendation.shown',

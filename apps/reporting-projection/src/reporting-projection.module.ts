@@ -16,7 +16,7 @@ import {
 import { ReportingProjectionEnv } from './config/reporting-projection.env.js';
 import { createReportingDataSource, REPORTING_SCHEMA } from './database/reporting.data-source.js';
 import { IngestionService } from './ingestion/ingestion.service.js';
-import { ProjectionService } from './ingestion/projection.service.js';
+import { PROJECTION_PARTITIONS, ProjectionService } from './ingestion/projection.service.js';
 import { PublicationService } from './publication/publication.service.js';
 import { RollupQueryRepository } from './publication/rollup-query.repository.js';
 import { SnapshotBuilder } from './publication/snapshot-builder.service.js';
@@ -41,6 +41,7 @@ export class ReportingProjectionModule {
         dataSourceProvider(() => createReportingDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE), REPORTING_SCHEMA),
         redisProvider(env.REDIS_URL, 'reporting-projection'),
         InfrastructureShutdown,
+        { provide: PROJECTION_PARTITIONS, useValue: env.INGEST_CONCURRENCY },
         ProjectionService,
         IngestionService,
         RollupQueryRepository,

@@ -31,11 +31,6 @@ export interface BatchConsumerOptions {
   maxDeliveries: number;
   backoffBaseMs: number;
   backoffMaxMs: number;
-  /**
-   * Batches applied at once. Above 1, batches overlap their round trips to the database; the
-   * handler must then be safe under concurrency (lock order), as replicas' handlers are anyway.
-   */
-  concurrency?: number;
   /** Decides whether a failure is the infrastructure's (retry forever) or the message's. */
   isTransient?: (error: unknown) => boolean;
 }
@@ -65,7 +60,7 @@ function toInbound(message: JsMsg): InboundMessage {
  */
 export class JetStreamBatchConsumer {
   private running = false;
-  private loops: Promise<void>[] = [];
+  private loop?: Promise<void>;
 
   constructor(
     private readonly nats: NatsClient,
@@ -77,8 +72,7 @@ export class JetStreamBatchConsumer {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const workers = Math.max(1, this.options.concurrency ?? 1);
-    this.loops = Array.from({ length: workers }, () => this.run());
+    this.loop = this.run();
   }
 
   /**
@@ -88,7 +82,7 @@ export class JetStreamBatchConsumer {
    */
   async stop(): Promise<void> {
     this.running = false;
-    await Promise.all(this.loops);
+    await this.loop;
   }
 
   private async run(): Promise<void> {

@@ -20,7 +20,7 @@ export class ReportingProjectionEnv extends ServerEnv {
   @IsInt() @Min(1) @Max(10000)
   INGEST_BATCH_SIZE = 2000;
 
-  /** Batches applied at once by one replica (each in its own transaction). */
+  /** Transactions a batch is split into and applied at once (by platform; a recommendation's events stay together and in order). */
   @IsInt() @Min(1) @Max(16)
   INGEST_CONCURRENCY = 2;
 

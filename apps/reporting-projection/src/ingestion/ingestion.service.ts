@@ -33,7 +33,6 @@ export class IngestionService implements OnApplicationBootstrap, BeforeApplicati
         stream: Streams.events,
         durable: Durables.reportingProjection,
         batchSize: this.env.INGEST_BATCH_SIZE,
-        concurrency: this.env.INGEST_CONCURRENCY,
         fetchExpiresMs: 1000,
         maxDeliveries: this.env.INGEST_MAX_DELIVERIES,
         backoffBaseMs: 500,

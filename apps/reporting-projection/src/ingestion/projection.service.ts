@@ -1,11 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { AccountingEntryDto, RecommendationEventDto } from '#libs/contracts';
 import type { InboundMessage, MessageOutcome } from '#libs/nats';
 import { counter } from '#libs/observability';
 import { contributionOf, difference, zeroCounters, type RecommendationFacts } from '../rules/counting.js';
 import { decodeEvent, type DecodedEvent } from './event-decoder.js';
-import { GRAINS, RollupDeltas } from './rollup-deltas.js';
+import { GRAINS, RollupDeltas, arrayLiteral } from './rollup-deltas.js';
 
 const REPORT_CURRENCY = 'USD';
 const eventsApplied = counter('weave_events_applied_total', 'Events applied to the reporting projection', ['kind']);
@@ -14,7 +14,7 @@ interface RecommendationRow {
   recommendation_id: string;
   agent_id: string | null;
   traffic: string | null;
-  created_at: Date | null;
+  created_at_ms: string | null;
   level: number;
   billable: boolean;
   attributed_entries: number;
@@ -44,7 +44,7 @@ function toState(row: RecommendationRow): RecommendationState {
     id: row.recommendation_id,
     agentId: row.agent_id,
     traffic: row.traffic,
-    createdAtMs: row.created_at ? row.created_at.getTime() : null,
+    createdAtMs: row.created_at_ms === null ? null : Number(row.created_at_ms),
     level: row.level,
     billable: row.billable,
     attributedEntries: row.attributed_entries,
@@ -66,6 +66,45 @@ function sameFacts(a: RecommendationState, b: RecommendationState): boolean {
   );
 }
 
+export const PROJECTION_PARTITIONS = Symbol('PROJECTION_PARTITIONS');
+
+type Sequenced = { index: number; event: DecodedEvent };
+
+function platformHash(agentId: string): number {
+  let hash = 0;
+  for (let i = 0; i < agentId.length; i++) hash = (hash * 31 + agentId.charCodeAt(i)) | 0;
+  return hash >>> 0;
+}
+
+/**
+ * Splits a batch (in stream order) into `count` partitions. A recommendation goes where its
+ * first event of the batch sends it (its platform), and so do all its events and the
+ * accounting entries that name it; other entries and watermarks follow their platform.
+ */
+export function partitionByPlatform(ordered: Sequenced[], count: number): Sequenced[][] {
+  if (count <= 1) return [ordered];
+  const partitions: Sequenced[][] = Array.from({ length: count }, () => []);
+  const ofRecommendation = new Map<string, number>();
+  const place = (agentId: string | undefined, recommendationId: string | null | undefined) => {
+    if (recommendationId) {
+      const known = ofRecommendation.get(recommendationId);
+      if (known !== undefined) return known;
+    }
+    const partition = platformHash(agentId ?? '') % count;
+    if (recommendationId) ofRecommendation.set(recommendationId, partition);
+    return partition;
+  };
+  for (const item of ordered) {
+    const { event } = item;
+    let partition = 0;
+    if (event.type === 'lifecycle') partition = place(event.event.agent_id, event.event.recommendation_id);
+    else if (event.type === 'accounting') partition = place(event.entry.agent_id, event.entry.recommendation_id);
+    else if (event.type === 'reconciled') partition = place(event.watermark.agent_id, undefined);
+    partitions[partition].push(item);
+  }
+  return partitions.filter((partition) => partition.length > 0);
+}
+
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
@@ -81,7 +120,14 @@ const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  */
 @Injectable()
 export class ProjectionService {
-  constructor(private readonly dataSource: DataSource) {}
+  /**
+   * @param partitions transactions a batch is split into (INGEST_CONCURRENCY). Any number is
+   *   safe: a failure of one makes the batch be retried, and re-applying is a no-op.
+   */
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() @Inject(PROJECTION_PARTITIONS) private readonly partitions: number = 1,
+  ) {}
 
   async applyBatch(messages: InboundMessage[]): Promise<MessageOutcome[]> {
     const outcomes: MessageOutcome[] = messages.map(() => ({ kind: 'applied' }));
@@ -95,11 +141,24 @@ export class ProjectionService {
       .sort((a, b) => (a.event as { sequence: number }).sequence - (b.event as { sequence: number }).sequence);
     if (ordered.length === 0) return outcomes;
 
-    await this.dataSource.transaction('READ COMMITTED', async (manager) => {
-      const conflicts = await this.applyInTransaction(manager, ordered);
-      for (const [index, reason] of conflicts) outcomes[index] = { kind: 'dead-letter', reason, cause: 'conflict' };
-    });
-    for (const { event } of ordered) eventsApplied.inc({ kind: event.type === 'lifecycle' ? event.kind : event.type });
+    // Partitions are applied at once, each in its own transaction, so PostgreSQL works on one
+    // while Node prepares the other. Every event of a recommendation stays in one partition, in
+    // stream order, and partitions follow platforms so their rollup rows rarely meet.
+    const partitions = partitionByPlatform(ordered, this.partitions);
+    await Promise.all(
+      partitions.map((partition) =>
+        this.dataSource.transaction('READ COMMITTED', async (manager) => {
+          const conflicts = await this.applyInTransaction(manager, partition);
+          for (const [index, reason] of conflicts) outcomes[index] = { kind: 'dead-letter', reason, cause: 'conflict' };
+        }),
+      ),
+    );
+    const perKind = new Map<string, number>();
+    for (const { event } of ordered) {
+      const kind = event.type === 'lifecycle' ? event.kind : event.type;
+      perKind.set(kind, (perKind.get(kind) ?? 0) + 1);
+    }
+    for (const [kind, count] of perKind) eventsApplied.inc({ kind }, count);
     return outcomes;
   }
 
@@ -139,7 +198,8 @@ export class ProjectionService {
       // their row: lock those first, then create and lock the missing ones.
       const lockRows = (ids: string[]): Promise<RecommendationRow[]> =>
         manager.query(
-          `SELECT recommendation_id, agent_id, traffic, created_at, level, billable, attributed_entries,
+          `SELECT recommendation_id, agent_id, traffic,
+                  (extract(epoch FROM created_at) * 1000)::bigint AS created_at_ms, level, billable, attributed_entries,
                   attributed_usd_micros, foreign_currency_entries
            FROM reporting.recommendation WHERE recommendation_id = ANY($1::text[])
            ORDER BY recommendation_id COLLATE "C" FOR UPDATE`,
@@ -275,12 +335,12 @@ export class ProjectionService {
           changed.map((s) => s.id),
           changed.map((s) => s.agentId),
           changed.map((s) => s.traffic),
-          changed.map((s) => (s.createdAtMs === null ? null : new Date(s.createdAtMs).toISOString())),
-          changed.map((s) => s.level),
-          changed.map((s) => s.billable),
-          changed.map((s) => s.attributedEntries),
-          changed.map((s) => s.attributedUsdMicros),
-          changed.map((s) => s.foreignCurrencyEntries),
+          arrayLiteral(changed.map((s) => (s.createdAtMs === null ? null : new Date(s.createdAtMs).toISOString()))),
+          arrayLiteral(changed.map((s) => s.level)),
+          arrayLiteral(changed.map((s) => s.billable)),
+          arrayLiteral(changed.map((s) => s.attributedEntries)),
+          arrayLiteral(changed.map((s) => s.attributedUsdMicros)),
+          arrayLiteral(changed.map((s) => s.foreignCurrencyEntries)),
         ],
       );
     }
