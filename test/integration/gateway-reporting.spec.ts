@@ -106,7 +106,7 @@ beforeAll(async () => {
     REDIS_URL,
     PORT: '0',
     HTTP_BODY_LIMIT: '2048',
-    REPORTING_REQUEST_TIMEOUT_MS: '300',
+    REPORTING_REQUEST_TIMEOUT_MS: '1500',
     LOG_LEVEL: 'warn',
   });
   app = await createGatewayApp(env, testLogger('gateway'));

@@ -1,29 +1,70 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
 import { collectProcessMetrics, PinoNestLogger, type Logger } from '#libs/observability';
+import {
+  blankProblem,
+  clientErrorHandler,
+  frameworkErrorHandler,
+  installShutdownRefusal,
+  requestIdOf,
+  type ProblemFactory,
+} from './framework-problems.js';
 
 export interface HttpAppOptions {
   service: string;
   logger: Logger;
   /** Largest request body accepted, in bytes (Fastify answers 413 above it). */
   bodyLimit?: number;
+  /**
+   * Problem details (RFC 9457) for the answers Fastify and Node give before Nest sees a request:
+   * malformed URL, malformed HTTP message, request during shutdown. Defaults to the generic
+   * `about:blank` problem; a public service passes its own to keep its problem type URIs.
+   */
+  problem?: ProblemFactory;
+}
+
+/** The Fastify adapter, which also tells when Nest has begun shutting down (see createHttpApp). */
+class ShutdownAwareFastifyAdapter extends FastifyAdapter {
+  shuttingDown = false;
+
+  /** Nest calls this first when it closes, before the providers' destroy hooks. */
+  override beforeClose(): void {
+    this.shuttingDown = true;
+    super.beforeClose();
+  }
+
+  override async close(): Promise<void> {
+    this.shuttingDown = true;
+    await super.close();
+  }
 }
 
 /**
  * Every service is a Nest application on Fastify: the gateway for its API, the others for
  * health and metrics. Shutdown hooks run on SIGTERM/SIGINT so NATS drains and pools close.
+ *
+ * Fastify's own error answers are problem details too: the router's (`frameworkErrors`), the
+ * HTTP parser's (`clientErrorHandler`) and the 503 while shutting down. Fastify's
+ * `return503OnClosing` writes a fixed JSON body that cannot be changed, so it is turned off and
+ * an `onRequest` hook answers the 503 instead (from the start of Nest's shutdown, so also while
+ * NATS and the pools close, and until the server has closed).
  */
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestFastifyApplication> {
   collectProcessMetrics(options.service);
-  const adapter = new FastifyAdapter({
+  const problem = options.problem ?? blankProblem;
+  const adapter = new ShutdownAwareFastifyAdapter({
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     trustProxy: true,
-    // Request ids: accept the caller's X-Request-Id, otherwise generate one.
-    requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
-    return503OnClosing: true,
+    // Request ids: the caller's X-Request-Id when it is a plain token, otherwise a new one.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler(problem, options.logger),
+    clientErrorHandler: clientErrorHandler(problem, options.logger),
   });
+  installShutdownRefusal(adapter.getInstance() as FastifyInstance, () => adapter.shuttingDown, problem);
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: new PinoNestLogger(options.logger.child({ context: 'nest' })),
     abortOnError: false,

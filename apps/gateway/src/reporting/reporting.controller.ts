@@ -1,13 +1,31 @@
 import { Controller, Get, Inject, Req, Res, UseGuards } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiExtraModels,
+  ApiForbiddenResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+  ApiUnprocessableEntityResponse,
+  getSchemaPath,
+  type ApiResponseNoStatusOptions,
+} from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGGER } from '#libs/bootstrap';
-import { RpcSubjects, type ReportReply, type ReportRequestDto, type RpcReply } from '#libs/contracts';
+import { DEFAULT_TIME_RANGE, RpcSubjects, TIME_RANGES, type ReportReply, type ReportRequestDto, type RpcReply } from '#libs/contracts';
 import { NatsClient, RpcUnavailableError, requestRpc } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import { ApiKeyGuard } from '../auth/api-key.guard.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
 import { GatewayEnv } from '../config/gateway.env.js';
-import { ProblemException } from '../http/problem.js';
+import { API_KEY_SECURITY } from '../docs/api-docs.js';
+import { ProblemDto } from '../http/problem.dto.js';
+import { PROBLEM_TYPES, ProblemException, problemType, type ProblemDetails, type ProblemSlug } from '../http/problem.js';
+import { PREPARING_EXAMPLE, PreparingReportDto, REPORT_EXAMPLE, ReportDto } from './reporting.dto.js';
 import { parseReportingQuery } from './reporting-query.js';
 
 /** Seconds a client waits while the first report of a scope is prepared (SPEC Limits). */
@@ -17,10 +35,40 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 const UNAVAILABLE = 'Reporting is temporarily unavailable; retry later.';
 
+// --- OpenAPI description of the responses (DESIGN §5); the handler below is the behaviour. ---
+
+const REQUEST_ID_HEADER_DOC = {
+  'X-Request-Id': { description: "The caller's X-Request-Id when it is a plain token, else a generated one; quote it to support.", schema: { type: 'string' } },
+};
+const RETRY_AFTER_DOC = (seconds: number) => ({
+  'Retry-After': { description: 'Seconds to wait before requesting again.', schema: { type: 'integer', example: seconds } },
+});
+const NO_STORE_DOC = { 'Cache-Control': { description: 'Reports are private and change every minute.', schema: { type: 'string', example: 'private, no-store' } } };
+
+function example(slug: ProblemSlug, detail: string): ProblemDetails {
+  const { status, title } = PROBLEM_TYPES[slug];
+  return { type: problemType(slug), title, status, detail };
+}
+
+/** A problem response: application/problem+json with named examples. */
+function problemResponse(
+  description: string,
+  examples: Record<string, { summary: string; value: ProblemDetails }>,
+  headers: Record<string, unknown> = {},
+): ApiResponseNoStatusOptions {
+  return {
+    description,
+    headers: { ...REQUEST_ID_HEADER_DOC, ...headers },
+    content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) }, examples } },
+  } as ApiResponseNoStatusOptions;
+}
+
 /**
  * GET /agent/reporting. Order of checks (DESIGN §5): the guard answers 401/403 first, then the
  * query is validated (422), then reporting-projection is asked over NATS request/reply.
  */
+@ApiTags('reporting')
+@ApiExtraModels(ProblemDto, ReportDto, PreparingReportDto)
 @Controller()
 export class ReportingController {
   constructor(
@@ -31,6 +79,76 @@ export class ReportingController {
 
   @Get('agent/reporting')
   @UseGuards(ApiKeyGuard)
+  @ApiBearerAuth(API_KEY_SECURITY)
+  @ApiOperation({
+    operationId: 'getReport',
+    summary: 'Performance totals of the calling platform',
+    description:
+      'Totals (exposures, clicks, engagements, conversions, net earnings) of the platform that owns the API key, over the requested period. ' +
+      'Reports are published in the background about once a minute; processed_through tells how far processing has reached. ' +
+      'A production key reports live traffic, a test key test traffic. Checks run in this order: API key (401), account (403), query (422).',
+  })
+  @ApiQuery({
+    name: 'time_range',
+    required: false,
+    enum: TIME_RANGES,
+    description:
+      'The period: today (from midnight in the platform reporting timezone), 1d/7d/30d/90d (rolling UTC windows ending at the last completed reporting minute) or all. The only supported query parameter.',
+    schema: { type: 'string', enum: [...TIME_RANGES], default: DEFAULT_TIME_RANGE },
+    example: DEFAULT_TIME_RANGE,
+  })
+  @ApiOkResponse({
+    description: 'The report. A stale status is not an error: show processed_through and retry later.',
+    type: ReportDto,
+    headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC },
+    example: REPORT_EXAMPLE,
+  })
+  @ApiAcceptedResponse({
+    description: `The first report of this platform, traffic and period is being prepared: wait Retry-After (${PREPARING_RETRY_AFTER_SECONDS} s) and request again. The body carries metadata only, no totals.`,
+    type: PreparingReportDto,
+    headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC, ...RETRY_AFTER_DOC(PREPARING_RETRY_AFTER_SECONDS) },
+    example: PREPARING_EXAMPLE,
+  })
+  @ApiUnauthorizedResponse(
+    problemResponse(
+      'The API key is missing, not sent as a Bearer credential, malformed, unknown or revoked, or an ID token was sent. Fix the key and header.',
+      {
+        missing: { summary: 'No Authorization header', value: example('invalid-api-key', 'Send the platform API key as "Authorization: Bearer <API_KEY>".') },
+        unknown: { summary: 'Unknown or revoked key', value: example('invalid-api-key', 'The API key is invalid or has been revoked.') },
+      },
+      { 'WWW-Authenticate': { description: 'The Bearer challenge.', schema: { type: 'string', example: 'Bearer' } } },
+    ),
+  )
+  @ApiForbiddenResponse(
+    problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
+      unavailable: { summary: 'Suspended platform', value: example('account-unavailable', 'The platform account is unavailable; contact support.') },
+    }),
+  )
+  @ApiUnprocessableEntityResponse(
+    problemResponse('time_range has an unsupported value, is repeated or empty, or another query parameter is present.', {
+      unsupported_value: {
+        summary: 'Unsupported time_range',
+        value: example('invalid-query', `Unsupported time_range "2w". Allowed values of time_range: ${TIME_RANGES.join(', ')}.`),
+      },
+      other_parameter: {
+        summary: 'Another query parameter',
+        value: example('invalid-query', 'Unsupported query parameter "agent_id": time_range is the only supported parameter.'),
+      },
+    }),
+  )
+  @ApiServiceUnavailableResponse(
+    problemResponse(
+      'Reporting (or authentication) is temporarily unavailable, or the instance is shutting down. Retry after Retry-After seconds.',
+      {
+        reporting: { summary: 'Reporting unavailable', value: example('reporting-unavailable', UNAVAILABLE) },
+        authentication: {
+          summary: 'Authentication unavailable',
+          value: example('service-unavailable', 'Authentication is temporarily unavailable; retry later.'),
+        },
+      },
+      RETRY_AFTER_DOC(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    ),
+  )
   async getReport(
     @Principal() principal: PlatformPrincipal,
     @Req() request: FastifyRequest,

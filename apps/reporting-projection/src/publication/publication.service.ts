@@ -79,6 +79,8 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
       await runner.connect();
       const [{ locked }] = await runner.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [PUBLICATION_LOCK]);
       if (!locked) return (outcome = 'not-leader');
+      // Aggregating every platform at once wants more sort/hash memory than a request does.
+      await runner.query(`SET work_mem = '64MB'`);
       try {
         const startedAt = new Date();
         const [state] = await runner.query(`SELECT processed_through, last_completed_at FROM reporting.publication_state WHERE id = 1`);
@@ -113,6 +115,7 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
           return (outcome = 'failed');
         }
       } finally {
+        await runner.query('RESET work_mem').catch(() => undefined);
         await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [PUBLICATION_LOCK]).catch(() => undefined);
       }
     } catch (error) {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { COUNTER_NAMES, zeroCounters, type Counters } from '../rules/counting.js';
-import { decomposePeriod, type BucketRange } from '../rules/rollup-ranges.js';
+import { decomposePeriod } from '../rules/rollup-ranges.js';
 import type { Period } from '../rules/periods.js';
 
 export interface ScopeKey {
@@ -11,58 +11,105 @@ export interface ScopeKey {
 
 export const scopeKey = (agentId: string, traffic: string) => `${agentId}\u0000${traffic}`;
 
-const SUMS = COUNTER_NAMES.map((name) => `sum(r.${name})::bigint AS ${name}`).join(', ');
-const COLUMNS = COUNTER_NAMES.map((name) => `r.${name}`).join(', ');
+type Grain = 'day' | 'hour' | 'minute';
+
+/** One scan of a rollup table: buckets below `to`, summed once per distinct lower bound. */
+export interface RollupScan {
+  grain: Grain;
+  to: Date;
+  /** Lower bounds (null: from the beginning) and the periods each one belongs to. */
+  lowerBounds: { from: Date | null; periods: number[] }[];
+  sql: string;
+  parameters: unknown[];
+}
+
+const TIME_KEY = (d: Date | null) => (d === null ? '-' : String(d.getTime()));
 
 /**
- * Sums rollups over a period for many platforms in one set-based query. The period is split
- * into whole UTC days, whole hours at the day edges and minutes at the hour edges, so a 90d
- * report reads about 90 + 46 + 118 rows per platform rather than 129,600 minute rows.
+ * Sums rollups over periods for many platforms with set-based SQL. Each period is split into
+ * whole UTC days, whole hours at the day edges and minutes at the hour edges (a 90d report
+ * reads about 90 + 46 + 118 rows per platform, not 129,600 minute rows). Ranges of several
+ * periods that end at the same bucket share one scan of their table, with one FILTERed sum per
+ * lower bound, so a publication reads the day table once for 1d, 7d, 30d, 90d and all together.
+ * Every scan is a single bucket range, so it is an index range condition, never a filter.
  */
 @Injectable()
 export class RollupQueryRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async sumForScopes(period: Period, scopes: ScopeKey[], manager: EntityManager = this.dataSource.manager): Promise<Map<string, Counters>> {
-    const result = new Map<string, Counters>();
-    if (scopes.length === 0) return result;
-    for (const scope of scopes) result.set(scopeKey(scope.agentId, scope.traffic), zeroCounters());
-    const { sql, parameters } = RollupQueryRepository.buildQuery(period, scopes);
-    if (!sql) return result;
-    const rows: Record<string, string>[] = await manager.query(sql, parameters);
-    for (const row of rows) {
-      const counters = result.get(scopeKey(row.agent_id, row.traffic))!;
-      for (const name of COUNTER_NAMES) counters[name] = Number(row[name]);
+  async sumForPeriods(
+    periods: Period[],
+    scopes: ScopeKey[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Map<string, Counters>[]> {
+    const results = periods.map(() => {
+      const sums = new Map<string, Counters>();
+      for (const scope of scopes) sums.set(scopeKey(scope.agentId, scope.traffic), zeroCounters());
+      return sums;
+    });
+    if (scopes.length === 0) return results;
+    for (const scan of RollupQueryRepository.buildScans(periods, scopes)) {
+      const rows: Record<string, string | null>[] = await manager.query(scan.sql, scan.parameters);
+      for (const row of rows) {
+        const key = scopeKey(row.agent_id!, row.traffic!);
+        scan.lowerBounds.forEach((bound, i) => {
+          for (const period of bound.periods) {
+            const counters = results[period].get(key)!;
+            for (const name of COUNTER_NAMES) counters[name] += Number(row[`b${i}_${name}`] ?? 0);
+          }
+        });
+      }
     }
-    return result;
+    return results;
   }
 
-  /** Exposed for the benchmark's EXPLAIN of a 90d report. */
-  static buildQuery(period: Period, scopes: ScopeKey[]): { sql: string; parameters: unknown[] } {
-    const parameters: unknown[] = [scopes.map((s) => s.agentId), scopes.map((s) => s.traffic)];
-    const ranges = decomposePeriod(period);
-    const branches: string[] = [];
-    const branch = (grain: 'day' | 'hour' | 'minute', list: BucketRange[]) => {
-      if (list.length === 0) return;
-      const conditions = list.map((range) => {
-        parameters.push(range.to.toISOString());
-        const upper = `r.bucket < $${parameters.length}::timestamptz`;
-        if (range.from === null) return `(${upper})`;
-        parameters.push(range.from.toISOString());
-        return `(r.bucket >= $${parameters.length}::timestamptz AND ${upper})`;
+  async sumForScopes(period: Period, scopes: ScopeKey[], manager?: EntityManager): Promise<Map<string, Counters>> {
+    return (await this.sumForPeriods([period], scopes, manager))[0];
+  }
+
+  /** The scans of a set of periods; public for the benchmark's EXPLAIN. */
+  static buildScans(periods: Period[], scopes: ScopeKey[]): RollupScan[] {
+    const groups = new Map<string, { grain: Grain; to: Date; bounds: Map<string, { from: Date | null; periods: number[] }> }>();
+    periods.forEach((period, index) => {
+      const buckets = decomposePeriod(period);
+      const add = (grain: Grain, from: Date | null, to: Date) => {
+        const groupKey = `${grain}:${to.getTime()}`;
+        let group = groups.get(groupKey);
+        if (!group) groups.set(groupKey, (group = { grain, to, bounds: new Map() }));
+        let bound = group.bounds.get(TIME_KEY(from));
+        if (!bound) group.bounds.set(TIME_KEY(from), (bound = { from, periods: [] }));
+        bound.periods.push(index);
+      };
+      for (const range of buckets.days) add('day', range.from, range.to);
+      for (const range of buckets.hours) add('hour', range.from, range.to);
+      for (const range of buckets.minutes) add('minute', range.from, range.to);
+    });
+
+    return [...groups.values()].map((group) => {
+      const lowerBounds = [...group.bounds.values()];
+      const parameters: unknown[] = [scopes.map((s) => s.agentId), scopes.map((s) => s.traffic), group.to.toISOString()];
+      const filters = lowerBounds.map((bound) => {
+        if (bound.from === null) return 'true';
+        parameters.push(bound.from.toISOString());
+        return `r.bucket >= $${parameters.length}::timestamptz`;
       });
-      branches.push(
-        `SELECT r.agent_id, r.traffic, ${COLUMNS} FROM scope s JOIN reporting.rollup_${grain} r
-           ON r.agent_id = s.agent_id AND r.traffic = s.traffic WHERE ${conditions.join(' OR ')}`,
-      );
-    };
-    branch('day', ranges.days);
-    branch('hour', ranges.hours);
-    branch('minute', ranges.minutes);
-    if (branches.length === 0) return { sql: '', parameters };
-    const sql = `WITH scope AS (SELECT * FROM unnest($1::text[], $2::text[]) AS s(agent_id, traffic))
-      SELECT r.agent_id, r.traffic, ${SUMS} FROM (${branches.join(' UNION ALL ')}) r
-      GROUP BY r.agent_id, r.traffic`;
-    return { sql, parameters };
+      const lowest = lowerBounds.some((b) => b.from === null)
+        ? null
+        : new Date(Math.min(...lowerBounds.map((b) => b.from!.getTime())));
+      let where = 'r.bucket < $3::timestamptz';
+      if (lowest) {
+        parameters.push(lowest.toISOString());
+        where += ` AND r.bucket >= $${parameters.length}::timestamptz`;
+      }
+      const sums = lowerBounds
+        .flatMap((_, i) => COUNTER_NAMES.map((name) => `sum(r.${name}) FILTER (WHERE ${filters[i]})::bigint AS b${i}_${name}`))
+        .join(', ');
+      const sql = `WITH scope AS (SELECT * FROM unnest($1::text[], $2::text[]) AS s(agent_id, traffic))
+        SELECT r.agent_id, r.traffic, ${sums}
+        FROM scope s JOIN reporting.rollup_${group.grain} r ON r.agent_id = s.agent_id AND r.traffic = s.traffic
+        WHERE ${where}
+        GROUP BY r.agent_id, r.traffic`;
+      return { grain: group.grain, to: group.to, lowerBounds, sql, parameters };
+    });
   }
 }

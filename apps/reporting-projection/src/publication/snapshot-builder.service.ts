@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { earningsCoverage, platformWatermark } from '../rules/coverage.js';
-import { reportPeriod } from '../rules/periods.js';
+import { reportPeriod, type Period } from '../rules/periods.js';
 import { RollupQueryRepository, scopeKey } from './rollup-query.repository.js';
 import type { ScopeRef, Snapshot } from './snapshot.js';
 
@@ -9,8 +9,7 @@ const DEFAULT_TIMEZONE = 'UTC';
 
 /**
  * Computes the snapshots of many scopes at one processing cutoff with a handful of set-based
- * queries: one per rolling range and `all` (every platform shares that period), and one per
- * distinct time zone for `today`.
+ * queries (see RollupQueryRepository): one pass for every period of the cycle.
  */
 @Injectable()
 export class SnapshotBuilder {
@@ -25,48 +24,49 @@ export class SnapshotBuilder {
     const timezones = await this.timezones(agentIds, manager);
     const watermarks = await this.watermarks(manager);
 
-    // Group scopes by the period they share.
-    const groups = new Map<string, { timezone: string; range: ScopeRef['timeRange']; scopes: ScopeRef[] }>();
-    for (const scope of scopes) {
+    // Every period of the cycle is summed in one pass over the rollups: the rolling windows
+    // and `all` are shared by every platform, `today` differs by time zone only. Ranges that end
+    // together share a scan, so the tables are read a handful of times per cycle in total.
+    const periodIndex = new Map<string, number>();
+    const periods: Period[] = [];
+    const periodOf = (scope: ScopeRef) => {
       const timezone = scope.timeRange === 'today' ? (timezones.get(scope.agentId) ?? DEFAULT_TIMEZONE) : DEFAULT_TIMEZONE;
       const key = `${scope.timeRange}\u0000${timezone}`;
-      let group = groups.get(key);
-      if (!group) groups.set(key, (group = { timezone, range: scope.timeRange, scopes: [] }));
-      group.scopes.push(scope);
-    }
-
-    const snapshots: Snapshot[] = [];
-    for (const group of groups.values()) {
-      const period = reportPeriod(group.range, processedThrough, group.timezone);
-      const sums = await this.rollups.sumForScopes(
-        period,
-        group.scopes.map((s) => ({ agentId: s.agentId, traffic: s.traffic })),
-        manager,
-      );
-      for (const scope of group.scopes) {
-        const counters = sums.get(scopeKey(scope.agentId, scope.traffic))!;
-        const reconciledThrough = platformWatermark(
-          watermarks.get(scopeKey('', scope.traffic)) ?? null,
-          watermarks.get(scopeKey(scope.agentId, scope.traffic)) ?? null,
-        );
-        snapshots.push({
-          ...scope,
-          ...counters,
-          start: period.start,
-          end: period.end,
-          processedThrough,
-          updatedAt: producedAt,
-          reconciledThrough,
-          timezone: timezones.get(scope.agentId) ?? DEFAULT_TIMEZONE,
-          coverage: earningsCoverage({
-            reconciledThrough,
-            end: period.end,
-            pendingRecommendations: counters.pending_earnings_recommendations,
-            reviewRequired: counters.accounting_review_required,
-          }),
-        });
+      let index = periodIndex.get(key);
+      if (index === undefined) {
+        index = periods.push(reportPeriod(scope.timeRange, processedThrough, timezone)) - 1;
+        periodIndex.set(key, index);
       }
-    }
+      return index;
+    };
+    const scopePeriods = scopes.map(periodOf);
+    const platforms = new Map(scopes.map((s) => [scopeKey(s.agentId, s.traffic), { agentId: s.agentId, traffic: s.traffic }]));
+    const sums = await this.rollups.sumForPeriods(periods, [...platforms.values()], manager);
+
+    const snapshots: Snapshot[] = scopes.map((scope, i) => {
+      const period = periods[scopePeriods[i]];
+      const counters = sums[scopePeriods[i]].get(scopeKey(scope.agentId, scope.traffic))!;
+      const reconciledThrough = platformWatermark(
+        watermarks.get(scopeKey('', scope.traffic)) ?? null,
+        watermarks.get(scopeKey(scope.agentId, scope.traffic)) ?? null,
+      );
+      return {
+        ...scope,
+        ...counters,
+        start: period.start,
+        end: period.end,
+        processedThrough,
+        updatedAt: producedAt,
+        reconciledThrough,
+        timezone: timezones.get(scope.agentId) ?? DEFAULT_TIMEZONE,
+        coverage: earningsCoverage({
+          reconciledThrough,
+          end: period.end,
+          pendingRecommendations: counters.pending_earnings_recommendations,
+          reviewRequired: counters.accounting_review_required,
+        }),
+      };
+    });
     return snapshots;
   }
 

@@ -1,0 +1,119 @@
+/**
+ * Helpers of the HTTP benchmarks: child services started from dist/ (the deployment shape),
+ * autocannon runs, and one printed line per measured load.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fmt } from './support.js';
+
+/** The part of autocannon 9's result this harness reads (autocannon ships no types). */
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { average: number; p50: number; p90: number; p99: number; max: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  duration: number;
+  '2xx': number;
+}
+interface AutocannonOptions {
+  url: string;
+  connections: number;
+  duration: number;
+  headers?: Record<string, string>;
+  timeout?: number;
+}
+type Autocannon = (options: AutocannonOptions) => Promise<AutocannonResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+export interface LoadFigures {
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+  total: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+/** One autocannon run (autocannon runs in this process, on the main thread). */
+export async function load(url: string, options: { connections: number; seconds: number; headers?: Record<string, string> }): Promise<LoadFigures> {
+  const result = await autocannon({ url, connections: options.connections, duration: options.seconds, headers: options.headers, timeout: 10 });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p90: result.latency.p90,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    mean: result.latency.average,
+    total: result.requests.total,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+export function describeLoad(f: LoadFigures): string {
+  return (
+    `${fmt(f.rps)} req/s (average); latency p50 ${f.p50} ms, p90 ${f.p90} ms, p99 ${f.p99} ms, max ${f.max} ms; ` +
+    `${fmt(f.total)} requests, non-2xx ${fmt(f.non2xx)}, errors ${fmt(f.errors)}, timeouts ${fmt(f.timeouts)}`
+  );
+}
+
+export interface Child {
+  name: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `node <script>` with `env` added to this process's environment. Its stdout/stderr are
+ * echoed to this process's stderr with a prefix (the services log at warn, so little comes out).
+ */
+export function startChild(name: string, script: string, env: Record<string, string | number>, args: string[] = []): Child {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const echo = (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n')) if (line.trim()) process.stderr.write(`[${name}] ${line}\n`);
+  };
+  child.stdout?.on('data', echo);
+  child.stderr?.on('data', echo);
+  return {
+    name,
+    process: child,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+/** Polls an HTTP URL until it answers `status` (bounded). */
+export async function waitForHttp(url: string, { status = 200, timeoutMs = 60_000, child }: { status?: number; timeoutMs?: number; child?: Child } = {}): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (child && child.process.exitCode !== null) throw new Error(`${child.name} exited with code ${child.process.exitCode}`);
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer();
+      if (response.status === status) return;
+      last = `status ${response.status}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${url} to answer ${status} (last: ${last})`);
+}

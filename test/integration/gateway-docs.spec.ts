@@ -1,0 +1,128 @@
+import { connect as connectTcp } from 'node:net';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { loadEnv } from '#libs/config';
+import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
+import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
+import { REDIS_URL, newTestDatabase, startNats, testLogger, type TestDatabase, type TestNats } from '../support/index.js';
+
+/**
+ * The gateway's OpenAPI document and documentation page over real HTTP (DESIGN §5), with this
+ * file's private nats-server and database and the machine's Redis. The page must work offline:
+ * everything it loads is served by the gateway itself.
+ */
+
+interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string };
+  paths: Record<string, Record<string, { responses: Record<string, unknown>; security?: unknown[] }>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, { type: string; scheme?: string }> };
+}
+
+let nats: TestNats;
+let db: TestDatabase;
+let app: NestFastifyApplication;
+let base: string;
+let port: number;
+
+beforeAll(async () => {
+  nats = await startNats();
+  db = newTestDatabase();
+  const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL, PORT: '0', LOG_LEVEL: 'warn' });
+  app = await createGatewayApp(env, testLogger('gateway'));
+  await app.listen(0, '127.0.0.1');
+  port = (app.getHttpServer().address() as { port: number }).port;
+  base = `http://127.0.0.1:${port}`;
+});
+
+afterAll(async () => {
+  await app?.close();
+  await nats?.stop();
+  await db?.drop();
+});
+
+describe('GET /docs/openapi.json', () => {
+  let response: Response;
+  let document: OpenApiDocument;
+
+  beforeAll(async () => {
+    response = await fetch(`${base}/docs/openapi.json`);
+    document = (await response.json()) as OpenApiDocument;
+  });
+
+  it('is an OpenAPI 3 document served as JSON without authentication', () => {
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json\b/);
+    expect(response.headers.get('x-request-id')).toBeTruthy();
+    expect(document.openapi).toMatch(/^3\.\d+\.\d+$/);
+    expect(document.info.title).toBeTruthy();
+    expect(document.info.version).toBeTruthy();
+  });
+
+  it('documents GET /agent/reporting with all six statuses', () => {
+    const operation = document.paths['/agent/reporting']?.get;
+    expect(operation).toBeDefined();
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '202', '401', '403', '422', '503']);
+    expect(operation.security).toEqual([{ platform_api_key: [] }]);
+    expect(document.components.securitySchemes.platform_api_key).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['Report', 'PreparingReport', 'Problem']));
+  });
+
+  it('leaves out health, metrics and the documentation itself', () => {
+    expect(Object.keys(document.paths)).toEqual(['/agent/reporting']);
+  });
+});
+
+describe('GET /docs', () => {
+  it('is an HTML page that loads Swagger UI and the document from the gateway only', async () => {
+    const response = await fetch(`${base}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html\b/);
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await response.text();
+    expect(html).toContain('<div id="swagger-ui">');
+    // Nothing is fetched from another origin (the machine running it may be offline).
+    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
+    expect(urls.length).toBeGreaterThanOrEqual(3);
+    for (const url of urls) expect(url).toMatch(/^\/docs\//);
+
+    for (const url of urls) {
+      const asset = await fetch(`${base}${url}`);
+      expect([url, asset.status]).toEqual([url, 200]);
+      expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    }
+  });
+
+  it('points Swagger UI at the served document, without the public validator', async () => {
+    const init = await (await fetch(`${base}/docs/assets/swagger-ui-init.js`)).text();
+    expect(init).toContain('"/docs/openapi.json"');
+    expect(init).toContain('validatorUrl: null');
+    const bundle = await fetch(`${base}/docs/assets/swagger-ui-bundle.js`);
+    expect(bundle.headers.get('content-type')).toMatch(/^application\/javascript\b/);
+    expect((await bundle.text()).length).toBeGreaterThan(100_000);
+  });
+
+  it('serves no other file of the package', async () => {
+    for (const path of ['/docs/assets/index.html', '/docs/assets/../package.json', '/docs/assets/%2e%2e%2fpackage.json']) {
+      const response = await fetch(`${base}${path}`);
+      expect([path, response.status]).toEqual([path, 404]);
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+    }
+  });
+});
+
+describe('Fastify errors on the gateway', () => {
+  it('answers a malformed URL with the gateway 400 problem', async () => {
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connectTcp(port, '127.0.0.1');
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString('utf8')));
+      socket.on('close', () => resolve(data));
+      socket.on('error', reject);
+      socket.write('GET /agent/reporting%zz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(text).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/i);
+    const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { type: string; status: number };
+    expect(body).toMatchObject({ type: 'https://docs.weave.example/problems/bad-request', status: 400 });
+  });
+});
