@@ -1,4 +1,5 @@
 import { TRAFFICS } from './recommendation-event.dto.js';
+import { TIME_RANGES } from './reporting.dto.js';
 import { isUtcTimestamp } from './validators.js';
 
 /**
@@ -43,5 +44,19 @@ export function passesAccountingEntryFastCheck(value: unknown): boolean {
     Number.isSafeInteger(value.amount_micros) &&
     (value.currency === null || (typeof value.currency === 'string' && CURRENCY.test(value.currency))) &&
     isUtcTimestamp(value.recorded_at)
+  );
+}
+
+const REPORT_REQUEST_KEYS = ['agent_id', 'time_range', 'traffic'];
+
+export function passesReportRequestFastCheck(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  const keys = Object.keys(value);
+  return (
+    keys.length === 3 &&
+    keys.every((key) => REPORT_REQUEST_KEYS.includes(key)) &&
+    isId(value.agent_id) &&
+    isTraffic(value.traffic) &&
+    (TIME_RANGES as readonly unknown[]).includes(value.time_range)
   );
 }

@@ -37,7 +37,13 @@ export interface RpcContext {
 export function serveRpc<TRequest extends object, TResult>(
   nats: NatsClient,
   subject: string,
-  options: { queue: string; requestClass: new () => TRequest; logger: Logger },
+  options: {
+    queue: string;
+    requestClass: new () => TRequest;
+    logger: Logger;
+    /** A pre-check that accepts only what the DTO accepts; when it says yes, class-validator is skipped. */
+    fastCheck?: (payload: unknown) => boolean;
+  },
   handler: (request: TRequest, context: RpcContext) => Promise<TResult>,
 ): Subscription {
   const respond = (msg: Msg, reply: RpcReply<TResult>) => msg.respond(encoder.encode(JSON.stringify(reply)));
@@ -59,6 +65,10 @@ export function serveRpc<TRequest extends object, TResult>(
           end({ outcome: 'invalid_request' });
           return;
         }
+        if (options.fastCheck?.(payload)) {
+          await answer(payload as TRequest);
+          return;
+        }
         const request = plainToInstance(options.requestClass, payload);
         const problems = typeof payload === 'object' && payload !== null ? await validate(request, { whitelist: true, forbidNonWhitelisted: true }) : [];
         if (typeof payload !== 'object' || payload === null || problems.length > 0) {
@@ -67,6 +77,10 @@ export function serveRpc<TRequest extends object, TResult>(
           end({ outcome: 'invalid_request' });
           return;
         }
+        await answer(request);
+      })();
+
+      async function answer(request: TRequest) {
         try {
           respond(msg, { ok: true, result: await handler(request, { requestId }) });
           end({ outcome: 'ok' });
@@ -80,7 +94,7 @@ export function serveRpc<TRequest extends object, TResult>(
             end({ outcome: 'internal' });
           }
         }
-      })();
+      }
     },
   });
 }

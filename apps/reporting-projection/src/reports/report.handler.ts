@@ -1,6 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Subscription } from '@nats-io/transport-node';
-import { BroadcastSubjects, QueueGroups, ReportRequestDto, RpcSubjects, type ReportReply } from '#libs/contracts';
+import { BroadcastSubjects, QueueGroups, ReportRequestDto, RpcSubjects, passesReportRequestFastCheck, type ReportReply } from '#libs/contracts';
 import { LOGGER } from '#libs/bootstrap';
 import { NatsClient, serveRpc } from '#libs/nats';
 import type { Logger } from '#libs/observability';
@@ -35,7 +35,7 @@ export class ReportHandler implements OnApplicationBootstrap, BeforeApplicationS
       serveRpc(
         this.nats,
         RpcSubjects.reportGet,
-        { queue: QueueGroups.reporting, requestClass: ReportRequestDto, logger: this.logger },
+        { queue: QueueGroups.reporting, requestClass: ReportRequestDto, logger: this.logger, fastCheck: passesReportRequestFastCheck },
         (request) => this.report(request),
       ),
     ];
