@@ -30,7 +30,7 @@ class CeilingController {
 }
 
 async function server(natsUrl: string, port: number): Promise<void> {
-  const nats = await connect({ servers: natsUrl, name: 'bench-ceiling-server' });
+  const nats = await connect({ servers: natsUrl, name: 'bench-ceiling-server', noAsyncTraces: true });
   @Module({ controllers: [CeilingController], providers: [{ provide: NATS, useValue: nats }] })
   class CeilingModule {}
   const app = await NestFactory.create<NestFastifyApplication>(CeilingModule, new FastifyAdapter(), { logger: ['error'] });
@@ -40,7 +40,7 @@ async function server(natsUrl: string, port: number): Promise<void> {
 }
 
 async function responder(natsUrl: string): Promise<void> {
-  const nats = await connect({ servers: natsUrl, name: 'bench-ceiling-responder' });
+  const nats = await connect({ servers: natsUrl, name: 'bench-ceiling-responder', noAsyncTraces: true });
   const answer = encoder.encode(JSON.stringify({ ok: true, result: { status: 'ready', exposures: 1 } }));
   nats.subscribe(CEILING_SUBJECT, { queue: 'bench-ceiling', callback: (_error, msg) => void msg.respond(answer) });
   process.once('SIGTERM', () => void nats.drain().then(() => process.exit(0)));
