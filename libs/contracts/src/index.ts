@@ -5,3 +5,5 @@ export * from './accounting-event.dto.js';
 export * from './reporting.dto.js';
 export * from './rpc.js';
 export * from './fast-validation.js';
+export * from './timezone.dto.js';
+export * from './payouts.dto.js';

@@ -5,6 +5,8 @@
 export const Streams = {
   events: 'EVENTS',
   deadLetters: 'DEAD_LETTERS',
+  /** Settings changes owned by timezone-settings (`settings.>`); no request/reply subject lives here. */
+  settings: 'SETTINGS',
 } as const;
 
 export const EventSubjects = {
@@ -35,8 +37,25 @@ export const DeadLetterHeaders = {
   deliveries: 'Dead-Letter-Deliveries',
 } as const;
 
+export const SettingsSubjects = {
+  all: 'settings.>',
+  timezoneChanged: 'settings.timezone.changed',
+} as const;
+
+/**
+ * Request/reply subjects. None may fall under a stream's subjects (`events.>`, `settings.>`,
+ * `deadletter.>`): JetStream would answer a request there with a PubAck.
+ */
 export const RpcSubjects = {
   reportGet: 'reporting.v1.report.get',
+  timezoneGet: 'timezone.v1.get',
+  timezoneSet: 'timezone.v1.set',
+  payoutsBalanceGet: 'payouts.v1.balance.get',
+  payoutsReadinessGet: 'payouts.v1.readiness.get',
+  payoutsOverviewGet: 'payouts.v1.overview.get',
+  payoutsStatementsList: 'payouts.v1.statements.list',
+  payoutsStatementGet: 'payouts.v1.statement.get',
+  payoutsHistoryList: 'payouts.v1.history.list',
 } as const;
 
 /** Core NATS broadcasts (no JetStream): cache invalidation between replicas. */
@@ -47,10 +66,14 @@ export const BroadcastSubjects = {
 
 export const Durables = {
   reportingProjection: 'reporting-projection',
+  reportingSettings: 'reporting-projection-settings',
+  payoutsRead: 'payouts-read',
 } as const;
 
 export const QueueGroups = {
   reporting: 'reporting-projection',
+  timezoneSettings: 'timezone-settings',
+  payouts: 'payouts-read',
 } as const;
 
 /** Header that carries the request id across NATS hops for log correlation. */
