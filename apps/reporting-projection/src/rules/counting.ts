@@ -1,4 +1,4 @@
-import type { RecommendationEventKind } from '#libs/contracts';
+import type { RecommendationEventKind, Report } from '#libs/contracts';
 
 /**
  * Engagement levels of a recommendation (DESIGN §4): the highest kind seen wins.
@@ -27,16 +27,17 @@ export function levelOfKind(kind: RecommendationEventKind): number {
 }
 
 /** Every counter of a Report, as summed from rollups. */
-export interface Counters {
-  exposures: number;
-  clicks: number;
-  engagements: number;
-  conversions: number;
-  earnings_micros: number;
-  earnings_excluded_recommendations: number;
-  pending_earnings_recommendations: number;
-  accounting_review_required: number;
-}
+export type Counters = Pick<
+  Report,
+  | 'exposures'
+  | 'clicks'
+  | 'engagements'
+  | 'conversions'
+  | 'earnings_micros'
+  | 'earnings_excluded_recommendations'
+  | 'pending_earnings_recommendations'
+  | 'accounting_review_required'
+>;
 
 export const COUNTER_NAMES: readonly (keyof Counters)[] = [
   'exposures',
