@@ -15,6 +15,10 @@ import {
 } from '#libs/bootstrap';
 import { PayoutsReadEnv } from './config/payouts-read.env.js';
 import { createPayoutsDataSource, PAYOUTS_SCHEMA } from './database/payouts.data-source.js';
+import { PayoutsIngestionService } from './ingestion/payouts-ingestion.service.js';
+import { PayoutsProjectionService } from './ingestion/payouts-projection.service.js';
+import { PayoutsHandler } from './queries/payouts.handler.js';
+import { PayoutsRepository } from './queries/payouts.repository.js';
 
 @Module({})
 export class PayoutsReadModule {
@@ -34,6 +38,10 @@ export class PayoutsReadModule {
         dataSourceProvider(() => createPayoutsDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE), PAYOUTS_SCHEMA),
         redisProvider(env.REDIS_URL, 'payouts-read'),
         InfrastructureShutdown,
+        PayoutsProjectionService,
+        PayoutsIngestionService,
+        PayoutsRepository,
+        PayoutsHandler,
       ],
       exports: [PayoutsReadEnv, NatsClient, DataSource, REDIS],
     };

@@ -12,4 +12,12 @@ export class PayoutsReadEnv extends ServerEnv {
 
   @IsInt() @Min(1) @Max(100)
   DATABASE_POOL_SIZE = 10;
+
+  /** Payout events fetched and applied per transaction. */
+  @IsInt() @Min(1) @Max(10000)
+  PAYOUTS_INGEST_BATCH_SIZE = 500;
+
+  /** Deliveries after which an event whose handling keeps failing is dead-lettered. */
+  @IsInt() @Min(1) @Max(100)
+  PAYOUTS_INGEST_MAX_DELIVERIES = 5;
 }

@@ -49,9 +49,14 @@ export class PayoutsInitial1764201600000 implements MigrationInterface {
         updated_at timestamptz NOT NULL,
         version bigint NOT NULL
       )`);
+    // Lists are newest period first, ties by statement id, with or without a status filter:
+    // both orders are index scans that stop after the page.
     await queryRunner.query(`
       CREATE INDEX statement_agent_period_idx
-        ON payouts.statement (agent_id, period_start DESC)`);
+        ON payouts.statement (agent_id, period_start DESC, period_end DESC, statement_id DESC)`);
+    await queryRunner.query(`
+      CREATE INDEX statement_agent_status_period_idx
+        ON payouts.statement (agent_id, status, period_start DESC, period_end DESC, statement_id DESC)`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
