@@ -15,8 +15,11 @@ import {
   redisProvider,
 } from '#libs/bootstrap';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
+import { IdTokenGuard } from './auth/id-token.guard.js';
+import { IdTokenVerifier } from './auth/id-token.verifier.js';
 import { IdentityCacheService } from './auth/identity-cache.service.js';
 import { GatewayEnv } from './config/gateway.env.js';
+import { OnboardingController } from './onboarding/onboarding.controller.js';
 import { ReportingController } from './reporting/reporting.controller.js';
 
 /** The gateway: the only public HTTP surface; owns the identity schema (platforms, API keys). */
@@ -31,7 +34,7 @@ export class GatewayModule {
           dependencyChecks(nats, ds, redis),
         ),
       ],
-      controllers: [ReportingController],
+      controllers: [ReportingController, OnboardingController],
       providers: [
         { provide: GatewayEnv, useValue: env },
         loggerProvider(logger),
@@ -41,6 +44,8 @@ export class GatewayModule {
         { provide: IdentityRepository, inject: [DataSource], useFactory: (ds: DataSource) => new IdentityRepository(ds) },
         IdentityCacheService,
         ApiKeyGuard,
+        IdTokenVerifier,
+        IdTokenGuard,
         InfrastructureShutdown,
       ],
       exports: [GatewayEnv, NatsClient, DataSource, REDIS],

@@ -22,6 +22,7 @@ import { RollupQueryRepository } from './publication/rollup-query.repository.js'
 import { SnapshotBuilder } from './publication/snapshot-builder.service.js';
 import { SnapshotRepository } from './publication/snapshot.repository.js';
 import { ReportHandler } from './reports/report.handler.js';
+import { TimezoneSettingsConsumer } from './settings/timezone-settings.consumer.js';
 
 @Module({})
 export class ReportingProjectionModule {
@@ -49,6 +50,7 @@ export class ReportingProjectionModule {
         SnapshotRepository,
         PublicationService,
         ReportHandler,
+        TimezoneSettingsConsumer,
       ],
       exports: [ReportingProjectionEnv, NatsClient, DataSource, REDIS],
     };

@@ -15,6 +15,9 @@ import {
 } from '#libs/bootstrap';
 import { TimezoneSettingsEnv } from './config/timezone-settings.env.js';
 import { createTimezoneSettingsDataSource, TIMEZONE_SETTINGS_SCHEMA } from './database/timezone-settings.data-source.js';
+import { TimezoneEventsRelay } from './settings/timezone-events.relay.js';
+import { TimezoneSettingsRpc } from './settings/timezone-settings.rpc.js';
+import { TimezoneSettingsService } from './settings/timezone-settings.service.js';
 
 @Module({})
 export class TimezoneSettingsModule {
@@ -37,6 +40,9 @@ export class TimezoneSettingsModule {
         ),
         redisProvider(env.REDIS_URL, 'timezone-settings'),
         InfrastructureShutdown,
+        TimezoneSettingsService,
+        TimezoneEventsRelay,
+        TimezoneSettingsRpc,
       ],
       exports: [TimezoneSettingsEnv, NatsClient, DataSource, REDIS],
     };

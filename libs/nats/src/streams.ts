@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import { DeadLetterSubjects, EventSubjects, Streams } from '#libs/contracts';
+import { DeadLetterSubjects, EventSubjects, SettingsSubjects, Streams } from '#libs/contracts';
 
 const TWO_MINUTES_NS = nanos(2 * 60 * 1000);
 
@@ -14,6 +14,14 @@ export const STREAM_CONFIGS: (Partial<StreamConfig> & { name: string })[] = [
   {
     name: Streams.deadLetters,
     subjects: [DeadLetterSubjects.all],
+    storage: StorageType.File,
+    duplicate_window: TWO_MINUTES_NS,
+  },
+  {
+    // Settings changes (settings.timezone.changed, issue 3): few, small and needed by every
+    // consumer that starts later, so kept on file storage with no age limit.
+    name: Streams.settings,
+    subjects: [SettingsSubjects.all],
     storage: StorageType.File,
     duplicate_window: TWO_MINUTES_NS,
   },

@@ -51,6 +51,18 @@ export class GatewayEnv extends ServerEnv {
   @IsString() @MinLength(1)
   OIDC_ROLE_CLAIM = 'role';
 
+  /**
+   * Least time between two JWKS fetches caused by tokens with an unknown `kid` (and the
+   * shortest time a fetched JWKS is kept): a key rotation is picked up at once, garbage kids
+   * cannot make the gateway hammer the identity provider.
+   */
+  @IsInt() @Min(0) @Max(3600000)
+  OIDC_JWKS_COOLDOWN_MS = 30000;
+
+  /** How long PATCH /agent/update-onboarding waits for timezone-settings before answering 503. */
+  @IsInt() @Min(50) @Max(60000)
+  TIMEZONE_REQUEST_TIMEOUT_MS = 2000;
+
   /** HMAC secret of tracking URLs. */
   @IsString() @MinLength(16)
   TRACKING_SIGNING_SECRET = DEV_TRACKING_SIGNING_SECRET;

@@ -10,6 +10,8 @@ import { problemForStatus } from '../http/problem.js';
 
 /** Name of the security scheme of the platform API key (referenced by @ApiBearerAuth). */
 export const API_KEY_SECURITY = 'platform_api_key';
+/** Name of the security scheme of identity-provider ID tokens (owner routes). */
+export const ID_TOKEN_SECURITY = 'id_token';
 
 export const DOCS_PATH = '/docs';
 export const OPENAPI_JSON_PATH = '/docs/openapi.json';
@@ -35,7 +37,18 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       },
       API_KEY_SECURITY,
     )
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT (OIDC ID token, RS256 or ES256)',
+        description:
+          'The ID token of the signed-in platform owner from the identity provider, sent as "Authorization: Bearer <ID_TOKEN>". The token\'s sub must be the owner of the platform. API keys are not accepted.',
+      },
+      ID_TOKEN_SECURITY,
+    )
     .addTag('reporting', 'Performance totals of the calling platform.')
+    .addTag('onboarding', 'Settings of the platform, changed by its signed-in owner.')
     .build();
   // Health and metrics are excluded at their controller (@ApiExcludeController).
   return SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });

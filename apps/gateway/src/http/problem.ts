@@ -8,6 +8,7 @@ export const PROBLEM_TYPE_BASE = 'https://docs.weave.example/problems/';
 export const PROBLEM_TYPES = {
   'bad-request': { status: 400, title: 'Bad request' },
   'invalid-api-key': { status: 401, title: 'Invalid or missing API key' },
+  'invalid-id-token': { status: 401, title: 'Invalid or missing ID token' },
   'account-unavailable': { status: 403, title: 'Platform account unavailable' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
@@ -16,10 +17,12 @@ export const PROBLEM_TYPES = {
   'uri-too-long': { status: 414, title: 'Request URI too long' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'invalid-query': { status: 422, title: 'Invalid query parameters' },
+  'invalid-body': { status: 422, title: 'Invalid request body' },
   'request-header-fields-too-large': { status: 431, title: 'Request headers too large' },
   'internal-error': { status: 500, title: 'Internal server error' },
   'service-unavailable': { status: 503, title: 'Service temporarily unavailable' },
   'reporting-unavailable': { status: 503, title: 'Reporting temporarily unavailable' },
+  'settings-unavailable': { status: 503, title: 'Settings temporarily unavailable' },
 } as const;
 export type ProblemSlug = keyof typeof PROBLEM_TYPES;
 

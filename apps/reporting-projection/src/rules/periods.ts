@@ -1,5 +1,6 @@
 import { DateTime, IANAZone } from 'luxon';
 import type { TimeRange } from '#libs/contracts';
+import { isIanaTimezone } from '#libs/timezones';
 
 /** The actual period of a report: half-open [start, end); start is null for `all`. */
 export interface Period {
@@ -25,26 +26,8 @@ export function assertMinuteAligned(instant: Date, what: string): void {
   }
 }
 
-/**
- * Whether `name` is an IANA time zone name (a zone or a link) known to the runtime.
- * Offsets (`+05:00`, `UTC+1`), blank or padded strings, unknown names (`Mars/Base`) and
- * non-strings are not. `UTC` and `Etc/UTC` are tz database names and are accepted.
- * Names are case-sensitive as in the tz database (every path segment starts with a capital
- * letter), so `asia/kathmandu` is rejected although Intl would resolve it.
- */
-export function isIanaTimezone(name: unknown): boolean {
-  if (typeof name !== 'string' || name.length === 0 || name.length > 100) return false;
-  // Newer engines accept offset time zones in Intl; they are not tz database names.
-  if (!/^[A-Z][A-Za-z0-9_+-]*(\/[A-Z][A-Za-z0-9_+-]*)*$/.test(name)) return false;
-  if (/^(UTC|GMT)[+-]/.test(name)) return false;
-  if (!IANAZone.isValidZone(name)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The one rule for IANA names lives in #libs/timezones (the gateway and timezone-settings use it too). */
+export { isIanaTimezone };
 
 function zoneOf(timezone: string): IANAZone {
   if (!isIanaTimezone(timezone)) throw new RangeError(`not an IANA time zone: ${JSON.stringify(timezone)}`);

@@ -1,0 +1,145 @@
+import { Controller, HttpCode, Inject, Patch, Req, Res, UseGuards } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiExtraModels,
+  ApiForbiddenResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+  ApiUnprocessableEntityResponse,
+  ApiUnsupportedMediaTypeResponse,
+  getSchemaPath,
+  type ApiResponseNoStatusOptions,
+} from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LOGGER } from '#libs/bootstrap';
+import { RpcSubjects, type RpcReply, type TimezoneSetRequestDto, type TimezoneSetResult } from '#libs/contracts';
+import { NatsClient, RpcUnavailableError, requestRpc } from '#libs/nats';
+import type { Logger } from '#libs/observability';
+import { IdTokenGuard, Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
+import { GatewayEnv } from '../config/gateway.env.js';
+import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
+import { ProblemDto } from '../http/problem.dto.js';
+import { PROBLEM_TYPES, ProblemException, problemType, type ProblemDetails, type ProblemSlug } from '../http/problem.js';
+import { isJsonContentType, parseOnboardingBody } from './onboarding-body.js';
+import { OnboardingSettingsDto, UpdateOnboardingRequestDto } from './onboarding.dto.js';
+
+export const SETTINGS_RETRY_AFTER_SECONDS = 5;
+const UNAVAILABLE = 'Settings are temporarily unavailable; retry later.';
+
+function example(slug: ProblemSlug, detail: string): ProblemDetails {
+  const { status, title } = PROBLEM_TYPES[slug];
+  return { type: problemType(slug), title, status, detail };
+}
+
+function problemResponse(description: string, examples: Record<string, { summary: string; value: ProblemDetails }>): ApiResponseNoStatusOptions {
+  return {
+    description,
+    content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) }, examples } },
+  } as ApiResponseNoStatusOptions;
+}
+
+/**
+ * PATCH /agent/update-onboarding: the platform owner sets the reporting timezone. Order of
+ * checks: ID token and owner (401), account (403), media type (415), body (422); then
+ * timezone-settings is asked over NATS (503 when it does not answer in time).
+ */
+@ApiTags('onboarding')
+@ApiExtraModels(ProblemDto, OnboardingSettingsDto)
+@Controller()
+export class OnboardingController {
+  constructor(
+    private readonly nats: NatsClient,
+    private readonly env: GatewayEnv,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  @Patch('agent/update-onboarding')
+  @HttpCode(200)
+  @UseGuards(IdTokenGuard)
+  @ApiBearerAuth(ID_TOKEN_SECURITY)
+  @ApiOperation({
+    operationId: 'updateOnboarding',
+    summary: 'Set the reporting timezone of the platform',
+    description:
+      'The signed-in platform owner (identity-provider ID token, not the API key) sets the IANA timezone from which the `today` period starts. ' +
+      'The next completed report uses it and names it in `timezone`; rolling windows (1d, 7d, 30d, 90d) stay UTC. Setting the value already in force changes nothing.',
+  })
+  @ApiBody({ type: UpdateOnboardingRequestDto, required: true })
+  @ApiOkResponse({ description: 'The timezone in force.', type: OnboardingSettingsDto })
+  @ApiUnauthorizedResponse(
+    problemResponse('No, invalid or expired ID token, an API key instead of an ID token, or an account that owns no platform. Sign in again.', {
+      missing: { summary: 'No token', value: example('invalid-id-token', 'Send the ID token of the signed-in platform owner as "Authorization: Bearer <ID_TOKEN>".') },
+      expired: { summary: 'Expired token', value: example('invalid-id-token', 'The ID token has expired; sign in again for a new one.') },
+      api_key: { summary: 'API key sent', value: example('invalid-id-token', 'An API key is not accepted here; send the ID token of the signed-in platform owner.') },
+    }),
+  )
+  @ApiForbiddenResponse(
+    problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
+      unavailable: { summary: 'Suspended platform', value: example('account-unavailable', 'The platform account is unavailable; contact support.') },
+    }),
+  )
+  @ApiUnsupportedMediaTypeResponse(
+    problemResponse('The body is not application/json.', {
+      not_json: { summary: 'Not JSON', value: example('unsupported-media-type', 'The body must be application/json.') },
+    }),
+  )
+  @ApiUnprocessableEntityResponse(
+    problemResponse('The body is not exactly {"reporting_timezone": <IANA name>}.', {
+      offset: {
+        summary: 'An offset',
+        value: example('invalid-body', '"+05:00" is not an IANA time zone name. Use a tz database name such as "America/New_York" or "UTC"; offsets like "+05:00" are not accepted.'),
+      },
+      unknown_field: { summary: 'Another field', value: example('invalid-body', 'Unsupported field "agent_id": reporting_timezone is the only field.') },
+    }),
+  )
+  @ApiServiceUnavailableResponse(
+    problemResponse('Settings (or authentication) are temporarily unavailable. Retry after Retry-After seconds.', {
+      settings: { summary: 'Settings unavailable', value: example('settings-unavailable', UNAVAILABLE) },
+    }),
+  )
+  async updateOnboarding(
+    @Owner() owner: OwnerPrincipal,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<OnboardingSettingsDto> {
+    if (!isJsonContentType(request.headers['content-type'])) {
+      throw new ProblemException('unsupported-media-type', 'The body must be application/json.');
+    }
+    const body = parseOnboardingBody(request.body);
+    if (!body.ok) throw new ProblemException('invalid-body', body.detail);
+
+    const payload: TimezoneSetRequestDto = { agent_id: owner.agent_id, reporting_timezone: body.reporting_timezone };
+    let answer: RpcReply<TimezoneSetResult>;
+    try {
+      answer = await requestRpc<TimezoneSetResult>(this.nats, RpcSubjects.timezoneSet, payload, {
+        timeoutMs: this.env.TIMEZONE_REQUEST_TIMEOUT_MS,
+        requestId: String(request.id),
+      });
+    } catch (error) {
+      if (error instanceof RpcUnavailableError) {
+        this.logger.warn({ requestId: request.id, err: error.message }, 'timezone-settings did not answer');
+        throw new ProblemException('settings-unavailable', UNAVAILABLE, { 'Retry-After': String(SETTINGS_RETRY_AFTER_SECONDS) });
+      }
+      throw error;
+    }
+    void reply.header('Cache-Control', 'no-store');
+    if (answer.ok) {
+      const { agent_id, reporting_timezone, updated_at } = answer.result;
+      return { agent_id, reporting_timezone, updated_at };
+    }
+    switch (answer.error?.code) {
+      case 'invalid_request':
+        throw new ProblemException('invalid-body', answer.error.message || 'The body is not valid.');
+      case 'unavailable':
+      case 'internal':
+        this.logger.warn({ requestId: request.id, code: answer.error.code }, 'timezone-settings answered with an error');
+        throw new ProblemException('settings-unavailable', UNAVAILABLE, { 'Retry-After': String(SETTINGS_RETRY_AFTER_SECONDS) });
+      default:
+        throw new Error(`unexpected reply from ${RpcSubjects.timezoneSet}: ${JSON.stringify(answer.error)}`);
+    }
+  }
+}

@@ -1,0 +1,198 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { DataSource } from 'typeorm';
+import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
+import { newTestDatabase, startNats, type ServiceUnderTest, type TestDatabase, type TestNats } from '../support/index.js';
+import {
+  generateTestKey,
+  hs256WithPublicKey,
+  patchOnboarding,
+  signIdToken,
+  startGatewayWithOidc,
+  startJwksServer,
+  startTimezoneSettings,
+  unsignedIdToken,
+  writeJwksFile,
+  type JwksServer,
+  type TestKey,
+} from '../support/oidc.js';
+import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
+
+/**
+ * ID-token authentication of the gateway against a real JWKS HTTP server and real keys:
+ * every refusal of the issue's list, key rotation, an API key in place of a token, and the
+ * platform-owner rule (sub = owner_uid of an active platform).
+ */
+let nats: TestNats;
+let db: TestDatabase;
+let jwks: JwksServer;
+let timezone: ServiceUnderTest<TimezoneSettingsEnv>;
+let gateway: NestFastifyApplication;
+let base: string;
+let identityDb: DataSource;
+let rsa: TestKey;
+let ec: TestKey;
+let apiKey: string;
+const closers: (() => Promise<unknown>)[] = [];
+const BODY = { reporting_timezone: 'Asia/Kathmandu' };
+const now = () => Math.floor(Date.now() / 1000);
+
+async function expect401(response: Response, detail?: RegExp): Promise<void> {
+  expect(response.status).toBe(401);
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  const problem = (await response.json()) as { type: string; detail: string };
+  expect(problem.type).toMatch(/invalid-id-token$/);
+  if (detail) expect(problem.detail).toMatch(detail);
+}
+
+beforeAll(async () => {
+  nats = await startNats();
+  db = newTestDatabase();
+  rsa = await generateTestKey('RS256', 'kid_rsa');
+  ec = await generateTestKey('ES256', 'kid_ec');
+  jwks = await startJwksServer([rsa, ec]);
+  timezone = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
+  ({ app: gateway, base } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url }));
+  identityDb = createIdentityDataSource(db.url, 2, 'id-token-test');
+  await identityDb.initialize();
+  const identity = new IdentityRepository(identityDb);
+  await identity.createPlatform('agent_owned', 'uid_owner');
+  apiKey = (await identity.createKey('agent_owned', 'live')).api_key;
+  await identity.createPlatform('agent_suspended', 'uid_suspended');
+  await identity.setStatus('agent_suspended', 'suspended');
+  await identity.createPlatform('agent_unowned');
+});
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+  await gateway?.close();
+  await timezone?.close();
+  if (identityDb?.isInitialized) await identityDb.destroy();
+  await jwks?.close();
+  await nats?.stop();
+  await db?.drop();
+});
+
+describe('ID tokens on PATCH /agent/update-onboarding', () => {
+  it('accepts a valid RS256 token of the owner and a valid ES256 one', async () => {
+    const response = await patchOnboarding(base, await signIdToken(rsa), BODY);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ agent_id: 'agent_owned', reporting_timezone: 'Asia/Kathmandu' });
+    expect((await patchOnboarding(base, await signIdToken(ec), BODY)).status).toBe(200);
+  });
+
+  it('keeps the JWKS it fetched (Cache-Control max-age): known kids cause no refetch', async () => {
+    const before = jwks.fetches;
+    for (let i = 0; i < 3; i++) expect((await patchOnboarding(base, await signIdToken(rsa), BODY)).status).toBe(200);
+    expect(jwks.fetches).toBe(before);
+  });
+
+  it('allows at most 60 s of clock skew', async () => {
+    expect((await patchOnboarding(base, await signIdToken(rsa, { exp: now() - 30 }), BODY)).status).toBe(200);
+    expect((await patchOnboarding(base, await signIdToken(rsa, { nbf: now() + 30, iat: now() + 30 }), BODY)).status).toBe(200);
+  });
+
+  it('refuses an expired token', async () => {
+    await expect401(await patchOnboarding(base, await signIdToken(rsa, { iat: now() - 7200, exp: now() - 120 }), BODY), /expired/);
+  });
+
+  it('refuses a token that is not yet valid (nbf) or issued in the future (iat)', async () => {
+    await expect401(await patchOnboarding(base, await signIdToken(rsa, { nbf: now() + 600 }), BODY));
+    await expect401(await patchOnboarding(base, await signIdToken(rsa, { iat: now() + 600 }), BODY));
+  });
+
+  it('refuses a wrong issuer and a wrong audience', async () => {
+    await expect401(await patchOnboarding(base, await signIdToken(rsa, { iss: 'https://evil.example/' }), BODY));
+    await expect401(await patchOnboarding(base, await signIdToken(rsa, { aud: 'another-app' }), BODY));
+  });
+
+  it('refuses a token signed by another key under a known kid', async () => {
+    const impostor = await generateTestKey('RS256', rsa.kid);
+    await expect401(await patchOnboarding(base, await signIdToken(impostor), BODY));
+  });
+
+  it('refuses alg none', async () => {
+    await expect401(await patchOnboarding(base, unsignedIdToken(), BODY));
+  });
+
+  it('refuses HS256 signed with the public key as the secret', async () => {
+    await expect401(await patchOnboarding(base, await hs256WithPublicKey(rsa), BODY));
+  });
+
+  it('refuses a token without sub, and missing exp', async () => {
+    await expect401(await patchOnboarding(base, await signIdToken(rsa, { sub: undefined }), BODY));
+    await expect401(await patchOnboarding(base, await signIdToken(rsa, { exp: undefined }), BODY));
+  });
+
+  it('refuses a sub that owns no platform (401) and the owner of a suspended platform (403)', async () => {
+    await expect401(await patchOnboarding(base, await signIdToken(rsa, { sub: 'uid_stranger' }), BODY), /does not own a platform/);
+    const suspended = await patchOnboarding(base, await signIdToken(rsa, { sub: 'uid_suspended' }), BODY);
+    expect(suspended.status).toBe(403);
+    expect(((await suspended.json()) as { type: string }).type).toMatch(/account-unavailable$/);
+  });
+
+  it('refuses an API key in place of the token, and no or a non-Bearer header', async () => {
+    await expect401(await patchOnboarding(base, apiKey, BODY), /API key is not accepted/);
+    await expect401(await patchOnboarding(base, 'sk_test_short', BODY), /API key is not accepted/);
+    await expect401(await patchOnboarding(base, undefined, BODY));
+    const basic = await fetch(`${base}/agent/update-onboarding`, {
+      method: 'PATCH',
+      headers: { authorization: `Basic ${await signIdToken(rsa)}`, 'content-type': 'application/json' },
+      body: JSON.stringify(BODY),
+    });
+    await expect401(basic);
+  });
+
+  it('refuses an ID token where the API key is required', async () => {
+    const response = await fetch(`${base}/agent/reporting`, { headers: { authorization: `Bearer ${await signIdToken(rsa)}` } });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { type: string }).type).toMatch(/invalid-api-key$/);
+  });
+
+  it('accepts a token of a rotated-in key once the JWKS is refetched for the unknown kid', async () => {
+    const rotated = await generateTestKey('RS256', 'kid_rotated');
+    const token = await signIdToken(rotated);
+    // Not published yet: the refetch finds nothing, the token is refused.
+    await new Promise((r) => setTimeout(r, 250));
+    await expect401(await patchOnboarding(base, token, BODY));
+    jwks.setKeys([rotated, ec]);
+    await new Promise((r) => setTimeout(r, 250)); // the refetch cooldown of the test gateway (200 ms)
+    const before = jwks.fetches;
+    expect((await patchOnboarding(base, token, BODY)).status).toBe(200);
+    expect(jwks.fetches).toBe(before + 1);
+    // The retired key is gone after the refetch; the new one keeps working without fetches.
+    await expect401(await patchOnboarding(base, await signIdToken(rsa), BODY));
+    expect((await patchOnboarding(base, token, BODY)).status).toBe(200);
+  });
+
+  it('refetches for unknown kids at most once per cooldown', async () => {
+    await new Promise((r) => setTimeout(r, 250));
+    const before = jwks.fetches;
+    const stranger = await generateTestKey('ES256', 'kid_garbage');
+    for (let i = 0; i < 5; i++) await expect401(await patchOnboarding(base, await signIdToken(stranger), BODY));
+    expect(jwks.fetches).toBe(before + 1);
+  });
+});
+
+describe('ID-token configuration', () => {
+  it('refuses every token when OIDC is not configured', async () => {
+    const bare = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, oidc: false });
+    closers.push(() => bare.app.close());
+    await expect401(await patchOnboarding(bare.base, await signIdToken(ec), BODY), /not configured/);
+  });
+
+  it('reads the keys from a local JWKS file when OIDC_JWKS_URL is a path', async () => {
+    const path = await writeJwksFile([ec]);
+    const filed = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: path });
+    closers.push(() => filed.app.close());
+    expect((await patchOnboarding(filed.base, await signIdToken(ec), BODY)).status).toBe(200);
+    await expect401(await patchOnboarding(filed.base, await signIdToken(rsa), BODY));
+  });
+
+  it('answers 503 when the JWKS cannot be fetched at all', async () => {
+    const down = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: 'http://127.0.0.1:1/jwks.json' });
+    closers.push(() => down.app.close());
+    const response = await patchOnboarding(down.base, await signIdToken(ec), BODY);
+    expect(response.status).toBe(503);
+  });
+});

@@ -1,0 +1,50 @@
+import { isIanaTimezone } from '#libs/contracts';
+import { cacheControlMaxAgeMs } from '../../apps/gateway/src/auth/id-token.verifier.js';
+import { rolesOf } from '../../apps/gateway/src/auth/id-token.guard.js';
+import { isJsonContentType, parseOnboardingBody } from '../../apps/gateway/src/onboarding/onboarding-body.js';
+
+describe('isIanaTimezone (shared by gateway, timezone-settings and reporting)', () => {
+  it('accepts every zone the runtime lists', () => {
+    const zones = Intl.supportedValuesOf('timeZone');
+    expect(zones.length).toBeGreaterThan(300);
+    expect(zones.filter((zone) => !isIanaTimezone(zone))).toEqual([]);
+  });
+
+  it.each(['+05:00', '-0300', 'UTC+5', 'GMT-3', '', ' UTC', 'Mars/Base', 'asia/kathmandu', 'Asia/Kathmandu/', 5, null, undefined, {}])(
+    'refuses %j',
+    (name) => expect(isIanaTimezone(name)).toBe(false),
+  );
+});
+
+describe('PATCH /agent/update-onboarding body', () => {
+  it('is exactly {reporting_timezone: <IANA name>}', () => {
+    expect(parseOnboardingBody({ reporting_timezone: 'Australia/Lord_Howe' })).toEqual({ ok: true, reporting_timezone: 'Australia/Lord_Howe' });
+    for (const body of [null, [], 'UTC', {}, { reporting_timezone: 5 }, { reporting_timezone: '+05:00' }, { reporting_timezone: 'UTC', x: 1 }]) {
+      expect(parseOnboardingBody(body).ok).toBe(false);
+    }
+  });
+
+  it('takes application/json with an optional UTF-8 charset only', () => {
+    expect(isJsonContentType('application/json')).toBe(true);
+    expect(isJsonContentType('Application/JSON; charset=utf-8')).toBe(true);
+    for (const type of [undefined, 'text/plain', 'application/json; charset=latin1', 'application/jsonx', 'application/x-www-form-urlencoded']) {
+      expect(isJsonContentType(type)).toBe(false);
+    }
+  });
+});
+
+describe('ID-token helpers', () => {
+  it('reads max-age from Cache-Control', () => {
+    expect(cacheControlMaxAgeMs('public, max-age=600')).toBe(600_000);
+    expect(cacheControlMaxAgeMs('no-store')).toBe(0);
+    expect(cacheControlMaxAgeMs(null)).toBeUndefined();
+    expect(cacheControlMaxAgeMs('public')).toBeUndefined();
+  });
+
+  it('finds roles in a plain, namespaced or nested claim, as a string or a list', () => {
+    expect(rolesOf({ role: 'agent' }, 'role')).toEqual(['agent']);
+    expect(rolesOf({ 'https://weave.example/roles': ['admin', 'agent'] }, 'https://weave.example/roles')).toEqual(['admin', 'agent']);
+    expect(rolesOf({ realm_access: { roles: ['agent'] } }, 'realm_access.roles')).toEqual(['agent']);
+    expect(rolesOf({}, 'role')).toEqual([]);
+  });
+});
