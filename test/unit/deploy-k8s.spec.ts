@@ -1,0 +1,312 @@
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { getMetadataStorage } from 'class-validator';
+import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import YAML from 'yaml';
+import { Durables, Streams } from '#libs/contracts';
+import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
+import { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
+import { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
+import { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
+
+/**
+ * Renders every overlay of deploy/k8s with `kubectl kustomize` ($KUBECTL when set: .ci/run
+ * installs a kustomize v5 kubectl when the machine lacks one) and validates each object
+ * offline: core kinds against the Kubernetes OpenAPI schemas (kubernetes-models), the KEDA
+ * ScaledObject and the CloudNativePG Cluster by their required fields; then the rules of
+ * issue 6 (probes, resources, securityContext, PDBs, autoscaling, ingress TLS, configuration).
+ */
+
+const root = process.cwd();
+const KUBECTL = process.env.KUBECTL || 'kubectl';
+const OVERLAYS = ['dev', 'prod'] as const;
+
+const SERVICES = {
+  gateway: { env: GatewayEnv, portVar: 'PORT', port: 3000 },
+  'reporting-projection': { env: ReportingProjectionEnv, portVar: 'REPORTING_HTTP_PORT', port: 3101 },
+  'payouts-read': { env: PayoutsReadEnv, portVar: 'PAYOUTS_HTTP_PORT', port: 3102 },
+  'timezone-settings': { env: TimezoneSettingsEnv, portVar: 'TIMEZONE_HTTP_PORT', port: 3103 },
+} as const;
+const SECRET_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'TRACKING_SIGNING_SECRET', 'OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL'];
+/** DESIGN §2's table. */
+const DESIGN_VARIABLES = [
+  'NATS_URL', 'DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL',
+  'OIDC_ROLE_CLAIM', 'REPORTING_PUBLISH_INTERVAL_MS', 'REPORTING_STALE_AFTER_MS', 'TRACKING_SIGNING_SECRET',
+];
+/** Request/reply services that scale on a HorizontalPodAutoscaler of their own. */
+const HPA_SERVICES = ['gateway', 'payouts-read', 'timezone-settings'];
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: any }; [k: string]: any };
+
+const VALIDATORS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'apps/v1/StatefulSet': StatefulSet,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'networking.k8s.io/v1/Ingress': Ingress,
+};
+
+/** Required fields of the custom resources (their CRDs are not part of kubernetes-models). */
+function customResourceProblems(object: K8sObject): string[] | undefined {
+  const problems: string[] = [];
+  const need = (condition: unknown, what: string) => {
+    if (!condition) problems.push(`${object.kind}/${object.metadata.name}: ${what}`);
+  };
+  if (object.apiVersion === 'keda.sh/v1alpha1' && object.kind === 'ScaledObject') {
+    const spec = object.spec ?? {};
+    need(typeof spec.scaleTargetRef?.name === 'string', 'spec.scaleTargetRef.name is required');
+    need(Array.isArray(spec.triggers) && spec.triggers.length > 0, 'spec.triggers must be a non-empty array');
+    for (const trigger of spec.triggers ?? []) {
+      need(typeof trigger.type === 'string', 'every trigger needs a type');
+      need(trigger.metadata && typeof trigger.metadata === 'object', `trigger ${trigger.type} needs metadata`);
+      for (const value of Object.values(trigger.metadata ?? {})) need(typeof value === 'string', `trigger ${trigger.type}: metadata values are strings`);
+      if (trigger.type === 'nats-jetstream') {
+        for (const key of ['natsServerMonitoringEndpoint', 'account', 'stream', 'consumer']) need(trigger.metadata?.[key], `nats-jetstream trigger needs metadata.${key}`);
+      }
+    }
+    need(Number.isInteger(spec.minReplicaCount ?? 0) && Number.isInteger(spec.maxReplicaCount ?? 100), 'replica counts are integers');
+    need((spec.minReplicaCount ?? 0) <= (spec.maxReplicaCount ?? 100), 'minReplicaCount <= maxReplicaCount');
+    return problems;
+  }
+  if (object.apiVersion === 'postgresql.cnpg.io/v1' && object.kind === 'Cluster') {
+    const spec = object.spec ?? {};
+    need(Number.isInteger(spec.instances) && spec.instances >= 1, 'spec.instances must be an integer >= 1');
+    need(typeof spec.storage?.size === 'string' || typeof spec.storage?.pvcTemplate === 'object', 'spec.storage.size (or pvcTemplate) is required');
+    need(!spec.imageName || /^[\w./-]+:[\w.-]+$/.test(spec.imageName), 'spec.imageName must be pinned to a tag');
+    return problems;
+  }
+  return undefined;
+}
+
+/**
+ * kustomize folds long base64 values of a Secret over several lines; the API server's decoder
+ * (Go's base64) ignores the line breaks, the schema's "byte" format does not.
+ */
+function normalize(object: K8sObject): K8sObject {
+  if (object.kind !== 'Secret' || !object.data) return object;
+  const data = Object.fromEntries(Object.entries(object.data as Record<string, string>).map(([k, v]) => [k, v.replace(/\s+/g, '')]));
+  return { ...object, data };
+}
+
+function render(overlay: string): K8sObject[] {
+  const output = execFileSync(KUBECTL, ['kustomize', join(root, 'deploy/k8s/overlays', overlay)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return YAML.parseAllDocuments(output)
+    .map((doc) => doc.toJS() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null);
+}
+
+function declaredVariables(envClass: new () => object): Set<string> {
+  return new Set(getMetadataStorage().getTargetValidationMetadatas(envClass, '', true, false).map((m) => m.propertyName));
+}
+
+const rendered = new Map<string, K8sObject[]>();
+beforeAll(() => {
+  try {
+    for (const overlay of OVERLAYS) rendered.set(overlay, render(overlay));
+  } catch (error) {
+    const e = error as { message: string; stderr?: string };
+    throw new Error(`\`${KUBECTL} kustomize\` failed (a kubectl with kustomize v4+ is needed; .ci/run installs one): ${e.stderr || e.message}`);
+  }
+});
+
+describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
+  const objects = () => rendered.get(overlay)!;
+  const find = (kind: string, name: string) => objects().find((o) => o.kind === kind && o.metadata.name === name);
+  const namespace = overlay === 'prod' ? 'weave' : 'weave-dev';
+
+  it('renders, and every object is valid against its schema (core kinds) or its required fields (CRDs)', () => {
+    expect(objects().length).toBeGreaterThan(15);
+    const problems: string[] = [];
+    for (const object of objects()) {
+      const Model = VALIDATORS[`${object.apiVersion}/${object.kind}`];
+      if (Model) {
+        try {
+          new Model(normalize(object) as never).validate();
+        } catch (error) {
+          problems.push(`${object.kind}/${object.metadata.name}: ${(error as Error).message}`);
+        }
+        continue;
+      }
+      const custom = customResourceProblems(object);
+      if (custom === undefined) problems.push(`${object.apiVersion} ${object.kind}/${object.metadata.name}: no validator for this kind`);
+      else problems.push(...custom);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('the schema validation is not vacuous', () => {
+    const broken = structuredClone(find('Deployment', 'gateway')!);
+    broken.spec.template.spec.containers[0].ports[0].containerPort = 'http';
+    expect(() => new Deployment(broken as never).validate()).toThrow();
+  });
+
+  it(`puts every object in namespace ${namespace}, with unique kind/name`, () => {
+    const keys = objects().map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const object of objects()) expect({ key: `${object.kind}/${object.metadata.name}`, namespace: object.metadata.namespace }).toEqual({ key: `${object.kind}/${object.metadata.name}`, namespace });
+  });
+
+  describe.each(Object.entries(SERVICES))('%s', (name, { env, portVar, port }) => {
+    const deployment = () => find('Deployment', name)!;
+    const pod = () => deployment().spec.template.spec;
+    const container = () => pod().containers[0];
+
+    it('is a Deployment whose selector matches its pods', () => {
+      expect(deployment()).toBeDefined();
+      const selector = deployment().spec.selector.matchLabels;
+      expect(deployment().spec.template.metadata.labels).toEqual(expect.objectContaining(selector));
+      // Replicas belong to the autoscaler (a re-apply must not reset a scaled Deployment).
+      expect(deployment().spec.replicas).toBeUndefined();
+    });
+
+    it('probes /health/live (liveness, startup) and /health/ready (readiness) on its HTTP port', () => {
+      const c = container();
+      const http = c.ports.find((p: { name: string }) => p.name === 'http');
+      expect(http.containerPort).toBe(port);
+      expect(c.livenessProbe.httpGet).toEqual({ path: '/health/live', port: 'http' });
+      expect(c.readinessProbe.httpGet).toEqual({ path: '/health/ready', port: 'http' });
+      expect(c.startupProbe.httpGet).toEqual({ path: '/health/live', port: 'http' });
+      const value = c.env.find((e: { name: string }) => e.name === portVar)?.value;
+      expect(value).toBe(String(port));
+    });
+
+    it('has resource requests and a memory limit', () => {
+      const { requests, limits } = container().resources;
+      expect(requests.cpu).toBeDefined();
+      expect(requests.memory).toBeDefined();
+      expect(limits.memory).toBeDefined();
+    });
+
+    it('runs non-root with a read-only root filesystem and no capabilities', () => {
+      expect(pod().securityContext).toEqual(expect.objectContaining({ runAsNonRoot: true, runAsUser: expect.any(Number) }));
+      expect(pod().securityContext.runAsUser).not.toBe(0);
+      expect(pod().automountServiceAccountToken).toBe(false);
+      expect(container().securityContext).toEqual(
+        expect.objectContaining({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } }),
+      );
+      // Graceful shutdown (SHUTDOWN_TIMEOUT_MS 10 s + the preStop pause) fits the grace period.
+      expect(pod().terminationGracePeriodSeconds).toBeGreaterThanOrEqual(15);
+    });
+
+    it('has a PodDisruptionBudget and a Service selecting its pods', () => {
+      const labels = deployment().spec.template.metadata.labels;
+      const pdb = find('PodDisruptionBudget', name);
+      expect(pdb).toBeDefined();
+      expect(labels).toEqual(expect.objectContaining(pdb!.spec.selector.matchLabels));
+      const service = find('Service', name)!;
+      expect(labels).toEqual(expect.objectContaining(service.spec.selector));
+      expect(service.spec.ports).toEqual([expect.objectContaining({ port, targetPort: 'http' })]);
+    });
+
+    it('gets every DESIGN §2 variable it reads from the ConfigMap or a Secret, and secrets only from Secrets', () => {
+      const declared = declaredVariables(env);
+      const c = container();
+      const configMaps = c.envFrom.map((f: { configMapRef?: { name: string } }) => f.configMapRef?.name).filter(Boolean);
+      expect(c.envFrom.filter((f: { secretRef?: unknown }) => f.secretRef)).toEqual([]);
+      const fromConfig = new Set(configMaps.flatMap((n: string) => Object.keys(find('ConfigMap', n)!.data)));
+      const env_ = new Map<string, { value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }>(
+        c.env.map((e: { name: string }) => [e.name, e]),
+      );
+      for (const variable of DESIGN_VARIABLES.filter((v) => declared.has(v))) {
+        const provided = fromConfig.has(variable) || env_.has(variable) || (variable === 'PORT' && portVar === 'PORT');
+        expect({ variable, provided }).toEqual({ variable, provided: true });
+        if (SECRET_VARIABLES.includes(variable)) {
+          expect({ variable, secret: env_.get(variable)?.valueFrom?.secretKeyRef?.name }).toEqual({ variable, secret: expect.any(String) });
+          expect(fromConfig.has(variable)).toBe(false);
+        }
+      }
+      // No typos: every variable set on the container is one the service reads.
+      for (const variable of env_.keys()) expect({ variable, declared: declared.has(variable) }).toEqual({ variable, declared: true });
+      // Every referenced secret exists in the rendered output, or is the one the overlay documents.
+      for (const entry of env_.values()) {
+        const ref = entry.valueFrom?.secretKeyRef;
+        if (!ref) continue;
+        const external = overlay === 'prod' ? ['weave-secrets'] : [];
+        const generated = find('Secret', ref.name);
+        const fromCnpg = ref.name.endsWith('-app') && find('Cluster', ref.name.slice(0, -4));
+        expect({ secret: ref.name, known: Boolean(generated || fromCnpg || external.includes(ref.name)) }).toEqual({ secret: ref.name, known: true });
+        if (generated && !ref.optional) expect(Object.keys(generated.data ?? {})).toContain(ref.key);
+      }
+    });
+  });
+
+  it('every ConfigMap key is a variable some service reads', () => {
+    const known = new Set(Object.values(SERVICES).flatMap(({ env }) => [...declaredVariables(env)]));
+    for (const key of Object.keys(find('ConfigMap', objects().find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('weave-config'))!.metadata.name)!.data)) {
+      expect({ key, known: known.has(key) }).toEqual({ key, known: true });
+    }
+  });
+
+  it('exposes only the gateway, through a TLS Ingress', () => {
+    const ingresses = objects().filter((o) => o.kind === 'Ingress');
+    expect(ingresses).toHaveLength(1);
+    const { spec } = ingresses[0];
+    const hosts = spec.rules.map((r: { host: string }) => r.host);
+    expect(spec.tls[0].secretName).toBeDefined();
+    expect(spec.tls.flatMap((t: { hosts: string[] }) => t.hosts)).toEqual(expect.arrayContaining(hosts));
+    const backends = spec.rules.flatMap((r: { http: { paths: { backend: { service: { name: string } } }[] } }) => r.http.paths.map((p) => p.backend.service.name));
+    expect(new Set(backends)).toEqual(new Set(['gateway']));
+    for (const service of objects().filter((o) => o.kind === 'Service')) expect(service.spec.type ?? 'ClusterIP').toBe('ClusterIP');
+  });
+
+  it('autoscales gateway, payouts-read and timezone-settings with HPAs, and nothing else', () => {
+    const hpas = objects().filter((o) => o.kind === 'HorizontalPodAutoscaler');
+    expect(hpas.map((h) => h.spec.scaleTargetRef.name).sort()).toEqual([...HPA_SERVICES].sort());
+    for (const hpa of hpas) {
+      expect(find('Deployment', hpa.spec.scaleTargetRef.name)).toBeDefined();
+      expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+      // CPU utilisation needs CPU requests on the target.
+      expect(find('Deployment', hpa.spec.scaleTargetRef.name)!.spec.template.spec.containers[0].resources.requests.cpu).toBeDefined();
+    }
+  });
+
+  it('scales reporting-projection with KEDA on the lag of its JetStream consumer and on CPU (request side)', () => {
+    const scaled = objects().filter((o) => o.kind === 'ScaledObject');
+    expect(scaled).toHaveLength(1);
+    const { spec } = scaled[0];
+    expect(spec.scaleTargetRef).toEqual(expect.objectContaining({ kind: 'Deployment', name: 'reporting-projection' }));
+    expect(find('Deployment', 'reporting-projection')).toBeDefined();
+    const lag = spec.triggers.find((t: { type: string }) => t.type === 'nats-jetstream');
+    expect(lag.metadata).toEqual(expect.objectContaining({ stream: Streams.events, consumer: Durables.reportingProjection }));
+    expect(Number(lag.metadata.lagThreshold)).toBeGreaterThan(0);
+    expect(spec.triggers.map((t: { type: string }) => t.type)).toContain('cpu');
+  });
+
+  if (overlay === 'prod') {
+    it('runs PostgreSQL as a CloudNativePG Cluster of three instances with the weave database', () => {
+      const cluster = objects().find((o) => o.kind === 'Cluster')!;
+      expect(cluster.apiVersion).toBe('postgresql.cnpg.io/v1');
+      expect(cluster.spec.instances).toBe(3);
+      expect(cluster.spec.bootstrap.initdb.database).toBe('weave');
+      expect(find('StatefulSet', 'redis')).toBeDefined();
+      expect(find('Service', 'redis')).toBeDefined();
+    });
+
+    it('has production autoscaling floors of at least two replicas', () => {
+      for (const hpa of objects().filter((o) => o.kind === 'HorizontalPodAutoscaler')) expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+      expect(objects().find((o) => o.kind === 'ScaledObject')!.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
+    });
+
+    it('documents NATS through the official Helm chart: JetStream cluster of 3, file storage, sync_interval always, 2.12.x', () => {
+      const values = YAML.parse(readFileSync(join(root, 'deploy/k8s/overlays/prod/nats-values.yaml'), 'utf8'));
+      expect(values.config.cluster).toEqual(expect.objectContaining({ enabled: true, replicas: 3 }));
+      expect(values.config.jetstream.enabled).toBe(true);
+      expect(values.config.jetstream.fileStore.enabled).toBe(true);
+      expect(values.config.jetstream.memoryStore?.enabled ?? false).toBe(false);
+      expect(values.config.merge.jetstream.sync_interval).toBe('always');
+      expect(values.container.image.tag).toMatch(/^2\.12\.\d+/);
+      const readme = readFileSync(join(root, 'deploy/k8s/overlays/prod/README.md'), 'utf8');
+      for (const word of ['nats-values.yaml', 'CloudNativePG', 'Redis', 'sync_interval']) expect(readme).toContain(word);
+    });
+  }
+});
