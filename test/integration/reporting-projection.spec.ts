@@ -86,6 +86,16 @@ describe('reporting-projection', () => {
     });
   });
 
+  it('exposes consumer lag, applied events and the age of the published reports', async () => {
+    await service.app.get(PublicationService).runCycle(true);
+    const metrics = await waitFor(async () => {
+      const text = await (await fetch(`${service.url}/metrics`)).text();
+      return /weave_consumer_pending_messages\{[^}]*durable="reporting-projection"[^}]*\} 0/.test(text) && /weave_report_age_seconds\{[^}]*\} \d/.test(text) ? text : undefined;
+    }, { timeoutMs: 15000, what: 'lag and report age metrics' });
+    expect(metrics).toMatch(/weave_events_applied_total\{[^}]*kind="shown"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/weave_publication_seconds_count\{[^}]*outcome="published"[^}]*\} [1-9]/);
+  });
+
   it('dead-letters invalid and conflicting events with the reason, and keeps consuming', async () => {
     const created = new Date(Date.now() - 5 * 60_000).toISOString();
     const valid = { agent_id: 'agent_dl', traffic: 'test', recommendation_created_at: created, occurred_at: created };

@@ -1,6 +1,6 @@
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '#libs/observability';
-import { counter, histogram } from '#libs/observability';
+import { counter, gauge, histogram } from '#libs/observability';
 import type { NatsClient } from './nats-client.js';
 import { publishDeadLetter } from './dead-letters.js';
 
@@ -36,6 +36,9 @@ export interface BatchConsumerOptions {
 }
 
 const batchSeconds = histogram('weave_consumer_batch_seconds', 'Time to apply and settle one batch', ['durable']);
+const pendingMessages = gauge('weave_consumer_pending_messages', 'Messages stored but not yet delivered to the consumer', ['durable']);
+const ackPendingMessages = gauge('weave_consumer_ack_pending_messages', 'Messages delivered to the consumer but not yet acked', ['durable']);
+const LAG_POLL_MS = 10_000;
 const settledTotal = counter('weave_consumer_messages_total', 'Messages settled by outcome', ['durable', 'outcome']);
 
 /** Exponential backoff with full jitter in its upper half: 0.5 s, 1 s, 2 s … capped. */
@@ -61,6 +64,7 @@ function toInbound(message: JsMsg): InboundMessage {
 export class JetStreamBatchConsumer {
   private running = false;
   private loop?: Promise<void>;
+  private lagTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly nats: NatsClient,
@@ -73,6 +77,9 @@ export class JetStreamBatchConsumer {
     if (this.running) return;
     this.running = true;
     this.loop = this.run();
+    this.lagTimer = setInterval(() => void this.observeLag(), LAG_POLL_MS);
+    this.lagTimer.unref();
+    void this.observeLag();
   }
 
   /**
@@ -82,6 +89,7 @@ export class JetStreamBatchConsumer {
    */
   async stop(): Promise<void> {
     this.running = false;
+    clearInterval(this.lagTimer);
     await this.loop;
   }
 
@@ -106,6 +114,17 @@ export class JetStreamBatchConsumer {
     // Messages fetched ahead but not applied go back at once rather than after ack_wait.
     const unprocessed = await next?.catch(() => [] as JsMsg[]);
     for (const message of unprocessed ?? []) message.nak();
+  }
+
+  /** Consumer lag for metrics and autoscaling (KEDA reads the same numbers from NATS). */
+  private async observeLag(): Promise<void> {
+    try {
+      const info = await this.nats.manager.consumers.info(this.options.stream, this.options.durable);
+      pendingMessages.set({ durable: this.options.durable }, info.num_pending);
+      ackPendingMessages.set({ durable: this.options.durable }, info.num_ack_pending);
+    } catch {
+      // NATS unreachable: the gauges keep their last values until it answers again
+    }
   }
 
   private async fetch(consumer: Consumer): Promise<JsMsg[]> {

@@ -20,10 +20,16 @@ export function counter<L extends string>(name: string, help: string, labelNames
   return new Counter({ name, help, labelNames: [...labelNames], registers: [metricsRegistry] });
 }
 
-export function gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+/** `collect`, when given, runs at every scrape to set the value then (a value derived from "now"). */
+export function gauge<L extends string>(
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+  collect?: (this: Gauge<L>) => void,
+): Gauge<L> {
   const existing = metricsRegistry.getSingleMetric(name);
   if (existing) return existing as Gauge<L>;
-  return new Gauge({ name, help, labelNames: [...labelNames], registers: [metricsRegistry] });
+  return new Gauge({ name, help, labelNames: [...labelNames], registers: [metricsRegistry], ...(collect ? { collect } : {}) });
 }
 
 export function histogram<L extends string>(

@@ -36,9 +36,3 @@ export async function measureProcessedThrough(
   }
   return floorToMinute(measuredAt);
 }
-
-/** Consumer lag, for metrics: events stored but not yet delivered, and delivered but not acked. */
-export async function consumerLag(manager: JetStreamManager, stream: string, durable: string) {
-  const info = await manager.consumers.info(stream, durable);
-  return { pending: info.num_pending, ackPending: info.num_ack_pending, ackFloor: info.ack_floor.stream_seq };
-}

@@ -5,7 +5,7 @@ import { LOGGER } from '#libs/bootstrap';
 import { NatsClient } from '#libs/nats';
 import { counter, gauge, histogram, type Logger } from '#libs/observability';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
-import { consumerLag, measureProcessedThrough } from './processed-through.js';
+import { measureProcessedThrough } from './processed-through.js';
 import { SnapshotBuilder } from './snapshot-builder.service.js';
 import { SnapshotRepository } from './snapshot.repository.js';
 import type { ScopeRef } from './snapshot.js';
@@ -15,9 +15,14 @@ const PUBLICATION_LOCK = 'reporting:publication';
 const publicationSeconds = histogram('weave_publication_seconds', 'Duration of a publication cycle', ['outcome'], [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
 const publicationFailures = counter('weave_publication_failures_total', 'Publication cycles that failed (the last snapshots are kept)');
 const publishedScopes = gauge('weave_published_scopes', 'Scopes published by the last cycle');
-const reportAgeSeconds = gauge('weave_report_age_seconds', 'now - processed_through of the last publication');
-const consumerPending = gauge('weave_consumer_pending_messages', 'Events stored but not yet delivered to the projection', ['durable']);
-const consumerAckPending = gauge('weave_consumer_ack_pending_messages', 'Events delivered but not yet acked', ['durable']);
+/**
+ * Every replica reads the last published cutoff each interval and the age is computed at scrape
+ * time, so it keeps growing while publication is stuck, whoever the publisher was.
+ */
+let lastPublishedCutoff: Date | undefined;
+gauge('weave_report_age_seconds', 'now - processed_through of the last completed publication', [], function () {
+  if (lastPublishedCutoff) this.set((Date.now() - lastPublishedCutoff.getTime()) / 1000);
+});
 
 export type CycleOutcome = 'published' | 'not-leader' | 'recently-published' | 'failed';
 
@@ -31,7 +36,6 @@ export type CycleOutcome = 'published' | 'not-leader' | 'recently-published' | '
 @Injectable()
 export class PublicationService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private timer?: NodeJS.Timeout;
-  private lagTimer?: NodeJS.Timeout;
   private cycle?: Promise<CycleOutcome>;
   private readonly preparing = new Map<string, Promise<void>>();
   private stopped = false;
@@ -48,14 +52,12 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
   onApplicationBootstrap(): void {
     const interval = this.env.REPORTING_PUBLISH_INTERVAL_MS;
     this.timer = setInterval(() => void this.tick(), interval);
-    this.lagTimer = setInterval(() => void this.observeLag(), Math.min(10_000, interval));
     setTimeout(() => void this.tick(), Math.min(1000, interval)).unref();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    clearInterval(this.lagTimer);
     await this.cycle;
     await Promise.allSettled(this.preparing.values());
   }
@@ -65,6 +67,10 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
     this.cycle = this.runCycle();
     try {
       await this.cycle;
+      const [state] = await this.dataSource.query(`SELECT processed_through FROM reporting.publication_state WHERE id = 1`);
+      if (state?.processed_through) lastPublishedCutoff = state.processed_through;
+    } catch {
+      // the database is unreachable: the age keeps growing from the last known cutoff
     } finally {
       this.cycle = undefined;
     }
@@ -102,7 +108,7 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
           );
           await runner.commitTransaction();
           publishedScopes.set(snapshots.length);
-          reportAgeSeconds.set((Date.now() - processedThrough.getTime()) / 1000);
+          lastPublishedCutoff = processedThrough;
           this.announce();
           return (outcome = 'published');
         } catch (error) {
@@ -163,13 +169,4 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
     }
   }
 
-  private async observeLag(): Promise<void> {
-    try {
-      const lag = await consumerLag(this.nats.manager, Streams.events, Durables.reportingProjection);
-      consumerPending.set({ durable: Durables.reportingProjection }, lag.pending);
-      consumerAckPending.set({ durable: Durables.reportingProjection }, lag.ackPending);
-    } catch {
-      // the consumer may not exist yet
-    }
-  }
 }
