@@ -28,14 +28,16 @@ export const REDACTED_PATHS = [
   'TRACKING_SIGNING_SECRET',
 ];
 
-export function createLogger(service: string, level = 'info'): Logger {
-  return pino({
+/** `destination` defaults to stdout; tests pass a stream to read what would be written. */
+export function createLogger(service: string, level = 'info', destination?: NodeJS.WritableStream): Logger {
+  const options = {
     level,
     base: { service },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-  });
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Lets Nest's own messages go through the same structured logger. */
