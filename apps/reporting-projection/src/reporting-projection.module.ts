@@ -1,18 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import type { Redis } from 'ioredis';
-import { natsServers } from '#libs/config';
-import { NatsClient } from '#libs/nats';
-import { ObservabilityModule, type Logger } from '#libs/observability';
-import {
-  InfrastructureShutdown,
-  REDIS,
-  dataSourceProvider,
-  dependencyChecks,
-  loggerProvider,
-  natsProvider,
-  redisProvider,
-} from '#libs/bootstrap';
+import type { Logger } from '#libs/observability';
+import { serviceInfrastructure } from '#libs/bootstrap';
 import { ReportingProjectionEnv } from './config/reporting-projection.env.js';
 import { createReportingDataSource, REPORTING_SCHEMA } from './database/reporting.data-source.js';
 import { IngestionService } from './ingestion/ingestion.service.js';
@@ -27,21 +15,20 @@ import { TimezoneSettingsConsumer } from './settings/timezone-settings.consumer.
 @Module({})
 export class ReportingProjectionModule {
   static forRoot(env: ReportingProjectionEnv, logger: Logger): DynamicModule {
+    const infrastructure = serviceInfrastructure({
+      service: 'reporting-projection',
+      natsUrl: env.NATS_URL,
+      redisUrl: env.REDIS_URL,
+      logger,
+      database: { schema: REPORTING_SCHEMA, create: () => createReportingDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE) },
+    });
     return {
       module: ReportingProjectionModule,
       global: true,
-      imports: [
-        ObservabilityModule.forRoot([NatsClient, DataSource, REDIS], (nats: NatsClient, ds: DataSource, redis: Redis) =>
-          dependencyChecks(nats, ds, redis),
-        ),
-      ],
+      imports: infrastructure.imports,
       providers: [
         { provide: ReportingProjectionEnv, useValue: env },
-        loggerProvider(logger),
-        natsProvider(natsServers(env.NATS_URL), 'reporting-projection'),
-        dataSourceProvider(() => createReportingDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE), REPORTING_SCHEMA),
-        redisProvider(env.REDIS_URL, 'reporting-projection'),
-        InfrastructureShutdown,
+        ...infrastructure.providers,
         { provide: PROJECTION_PARTITIONS, useValue: env.INGEST_CONCURRENCY },
         ProjectionService,
         IngestionService,
@@ -52,7 +39,7 @@ export class ReportingProjectionModule {
         ReportHandler,
         TimezoneSettingsConsumer,
       ],
-      exports: [ReportingProjectionEnv, NatsClient, DataSource, REDIS],
+      exports: [ReportingProjectionEnv, ...infrastructure.exports],
     };
   }
 }

@@ -1,18 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import type { Redis } from 'ioredis';
-import { natsServers } from '#libs/config';
-import { NatsClient } from '#libs/nats';
-import { ObservabilityModule, type Logger } from '#libs/observability';
-import {
-  InfrastructureShutdown,
-  REDIS,
-  dataSourceProvider,
-  dependencyChecks,
-  loggerProvider,
-  natsProvider,
-  redisProvider,
-} from '#libs/bootstrap';
+import type { Logger } from '#libs/observability';
+import { serviceInfrastructure } from '#libs/bootstrap';
 import { TimezoneSettingsEnv } from './config/timezone-settings.env.js';
 import { createTimezoneSettingsDataSource, TIMEZONE_SETTINGS_SCHEMA } from './database/timezone-settings.data-source.js';
 import { TimezoneEventsRelay } from './settings/timezone-events.relay.js';
@@ -22,29 +10,25 @@ import { TimezoneSettingsService } from './settings/timezone-settings.service.js
 @Module({})
 export class TimezoneSettingsModule {
   static forRoot(env: TimezoneSettingsEnv, logger: Logger): DynamicModule {
+    const infrastructure = serviceInfrastructure({
+      service: 'timezone-settings',
+      natsUrl: env.NATS_URL,
+      redisUrl: env.REDIS_URL,
+      logger,
+      database: { schema: TIMEZONE_SETTINGS_SCHEMA, create: () => createTimezoneSettingsDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE) },
+    });
     return {
       module: TimezoneSettingsModule,
       global: true,
-      imports: [
-        ObservabilityModule.forRoot([NatsClient, DataSource, REDIS], (nats: NatsClient, ds: DataSource, redis: Redis) =>
-          dependencyChecks(nats, ds, redis),
-        ),
-      ],
+      imports: infrastructure.imports,
       providers: [
         { provide: TimezoneSettingsEnv, useValue: env },
-        loggerProvider(logger),
-        natsProvider(natsServers(env.NATS_URL), 'timezone-settings'),
-        dataSourceProvider(
-          () => createTimezoneSettingsDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE),
-          TIMEZONE_SETTINGS_SCHEMA,
-        ),
-        redisProvider(env.REDIS_URL, 'timezone-settings'),
-        InfrastructureShutdown,
+        ...infrastructure.providers,
         TimezoneSettingsService,
         TimezoneEventsRelay,
         TimezoneSettingsRpc,
       ],
-      exports: [TimezoneSettingsEnv, NatsClient, DataSource, REDIS],
+      exports: [TimezoneSettingsEnv, ...infrastructure.exports],
     };
   }
 }

@@ -16,4 +16,6 @@ export {
   redisProvider,
   dependencyChecks,
   InfrastructureShutdown,
+  serviceInfrastructure,
+  type ServiceInfrastructureOptions,
 } from './infrastructure.js';
