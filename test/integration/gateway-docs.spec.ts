@@ -68,7 +68,16 @@ describe('GET /docs/openapi.json', () => {
   });
 
   it('leaves out health, metrics and the documentation itself', () => {
-    expect(Object.keys(document.paths).sort()).toEqual(['/agent/reporting', '/agent/update-onboarding']);
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/agent-payouts/me/balance',
+      '/agent-payouts/me/history',
+      '/agent-payouts/me/overview',
+      '/agent-payouts/me/readiness',
+      '/agent-payouts/me/statements',
+      '/agent-payouts/me/statements/{statement_id}',
+      '/agent/reporting',
+      '/agent/update-onboarding',
+    ]);
   });
 });
 

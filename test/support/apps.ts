@@ -1,5 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadEnv } from '#libs/config';
+import { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
+import { createPayoutsReadApp } from '../../apps/payouts-read/src/payouts-read.app.js';
 import { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { createReportingProjectionApp } from '../../apps/reporting-projection/src/reporting-projection.app.js';
 import { testLogger } from './logger.js';
@@ -26,6 +28,25 @@ export async function startReportingProjection(
     ...Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, String(v)])),
   });
   const app = await createReportingProjectionApp(env, testLogger('reporting-projection'));
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  return { app, env, url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
+}
+
+/** Starts payouts-read in this process, as main.ts does, on a free port. */
+export async function startPayoutsRead(
+  settings: { natsUrl: string; databaseUrl: string } & Record<string, string | number>,
+): Promise<ServiceUnderTest<PayoutsReadEnv>> {
+  const { natsUrl, databaseUrl, ...rest } = settings;
+  const env = loadEnv(PayoutsReadEnv, {
+    NATS_URL: natsUrl,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    PAYOUTS_HTTP_PORT: '0',
+    HOST: '127.0.0.1',
+    ...Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, String(v)])),
+  });
+  const app = await createPayoutsReadApp(env, testLogger('payouts-read'));
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return { app, env, url: `http://127.0.0.1:${address.port}`, close: () => app.close() };

@@ -20,6 +20,7 @@ import { IdTokenVerifier } from './auth/id-token.verifier.js';
 import { IdentityCacheService } from './auth/identity-cache.service.js';
 import { GatewayEnv } from './config/gateway.env.js';
 import { OnboardingController } from './onboarding/onboarding.controller.js';
+import { PayoutsController } from './payouts/payouts.controller.js';
 import { ReportingController } from './reporting/reporting.controller.js';
 
 /** The gateway: the only public HTTP surface; owns the identity schema (platforms, API keys). */
@@ -34,7 +35,7 @@ export class GatewayModule {
           dependencyChecks(nats, ds, redis),
         ),
       ],
-      controllers: [ReportingController, OnboardingController],
+      controllers: [ReportingController, OnboardingController, PayoutsController],
       providers: [
         { provide: GatewayEnv, useValue: env },
         loggerProvider(logger),

@@ -63,6 +63,10 @@ export class GatewayEnv extends ServerEnv {
   @IsInt() @Min(50) @Max(60000)
   TIMEZONE_REQUEST_TIMEOUT_MS = 2000;
 
+  /** How long the /agent-payouts/me endpoints wait for payouts-read before answering 503. */
+  @IsInt() @Min(50) @Max(60000)
+  PAYOUTS_REQUEST_TIMEOUT_MS = 2000;
+
   /** HMAC secret of tracking URLs. */
   @IsString() @MinLength(16)
   TRACKING_SIGNING_SECRET = DEV_TRACKING_SIGNING_SECRET;

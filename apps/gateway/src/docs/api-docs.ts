@@ -43,12 +43,17 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
         scheme: 'bearer',
         bearerFormat: 'JWT (OIDC ID token, RS256 or ES256)',
         description:
-          'The ID token of the signed-in platform owner from the identity provider, sent as "Authorization: Bearer <ID_TOKEN>". The token\'s sub must be the owner of the platform. API keys are not accepted.',
+          'The ID token of the signed-in platform owner from the identity provider, sent as "Authorization: Bearer <ID_TOKEN>". The token\'s sub must be the owner of the platform. The payout endpoints also need the role agent in the token. API keys are not accepted.',
       },
       ID_TOKEN_SECURITY,
     )
     .addTag('reporting', 'Performance totals of the calling platform.')
     .addTag('onboarding', 'Settings of the platform, changed by its signed-in owner.')
+    .addTag(
+      'payouts',
+      'Read-only payout balances, setup readiness, statements and history of the signed-in platform account (ID token with role agent). ' +
+        'Available earnings do not mean a transfer has been sent; reporting earnings are not payout balances.',
+    )
     .build();
   // Health and metrics are excluded at their controller (@ApiExcludeController).
   return SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });

@@ -11,6 +11,7 @@ export const PROBLEM_TYPES = {
   'invalid-id-token': { status: 401, title: 'Invalid or missing ID token' },
   'account-unavailable': { status: 403, title: 'Platform account unavailable' },
   'not-found': { status: 404, title: 'Not found' },
+  'statement-not-found': { status: 404, title: 'Payout statement not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'request-timeout': { status: 408, title: 'Request timeout' },
   'payload-too-large': { status: 413, title: 'Request body too large' },
@@ -23,6 +24,7 @@ export const PROBLEM_TYPES = {
   'service-unavailable': { status: 503, title: 'Service temporarily unavailable' },
   'reporting-unavailable': { status: 503, title: 'Reporting temporarily unavailable' },
   'settings-unavailable': { status: 503, title: 'Settings temporarily unavailable' },
+  'payouts-unavailable': { status: 503, title: 'Payouts temporarily unavailable' },
 } as const;
 export type ProblemSlug = keyof typeof PROBLEM_TYPES;
 

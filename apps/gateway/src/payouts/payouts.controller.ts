@@ -1,0 +1,338 @@
+import { Controller, Get, Inject, Param, Req, Res, UseGuards, applyDecorators } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiExtraModels,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+  ApiUnprocessableEntityResponse,
+  getSchemaPath,
+  type ApiResponseNoStatusOptions,
+} from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LOGGER } from '#libs/bootstrap';
+import {
+  PAYOUT_STATEMENT_STATUSES,
+  PAYOUTS_DEFAULT_PAGE,
+  PAYOUTS_DEFAULT_PAGE_SIZE,
+  PAYOUTS_MAX_PAGE_SIZE,
+  RpcSubjects,
+  type PayoutBalancesReply,
+  type PayoutOverviewReply,
+  type PayoutPage,
+  type PayoutReadiness,
+  type PayoutStatement,
+  type RpcReply,
+} from '#libs/contracts';
+import { NatsClient, RpcUnavailableError, requestRpc } from '#libs/nats';
+import type { Logger } from '#libs/observability';
+import { IdTokenGuard, Owner, RequireRole, type OwnerPrincipal } from '../auth/id-token.guard.js';
+import { GatewayEnv } from '../config/gateway.env.js';
+import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
+import { ProblemDto } from '../http/problem.dto.js';
+import { PROBLEM_TYPES, ProblemException, problemType, type ProblemDetails, type ProblemSlug } from '../http/problem.js';
+import { HISTORY_PARAMETERS, NO_PARAMETERS, STATEMENTS_PARAMETERS, parsePayoutsQuery, type PayoutsQueryParameter } from './payouts-query.js';
+import {
+  BALANCES_EXAMPLE,
+  OVERVIEW_EXAMPLE,
+  PAID_STATEMENT_EXAMPLE,
+  PayoutBalanceDto,
+  PayoutBalancesDto,
+  PayoutFailureDto,
+  PayoutOverviewDto,
+  PayoutReadinessDto,
+  PayoutStatementDto,
+  PayoutStatementPageDto,
+  PayoutThresholdDto,
+  PayoutTransferDto,
+  READINESS_EXAMPLE,
+  STATEMENT_PAGE_EXAMPLE,
+} from './payouts.dto.js';
+
+/** The role the ID token must carry (SPEC Authentication: "with role agent"). */
+export const PAYOUTS_ROLE = 'agent';
+/** Seconds a client waits when payouts-read does not answer. */
+export const PAYOUTS_RETRY_AFTER_SECONDS = 5;
+/** Longest statement id a statement can have (the event contract); a longer one is unknown. */
+const MAX_STATEMENT_ID_LENGTH = 200;
+/** Fastify's router refuses longer path parameters (maxParamLength, default 100) with 414. */
+const MAX_ROUTED_ID_LENGTH = 100;
+
+const UNAVAILABLE = 'Payouts are temporarily unavailable; retry later.';
+const NOT_FOUND = 'No statement with this id exists for this platform.';
+
+// --- OpenAPI description of the responses (DESIGN §5); the handlers below are the behaviour. ---
+
+const REQUEST_ID_HEADER_DOC = {
+  'X-Request-Id': { description: "The caller's X-Request-Id when it is a plain token, else a generated one; quote it to support.", schema: { type: 'string' } },
+};
+const NO_STORE_DOC = { 'Cache-Control': { description: 'Payout data is private to the platform.', schema: { type: 'string', example: 'private, no-store' } } };
+
+function example(slug: ProblemSlug, detail: string): ProblemDetails {
+  const { status, title } = PROBLEM_TYPES[slug];
+  return { type: problemType(slug), title, status, detail };
+}
+
+function problemResponse(
+  description: string,
+  examples: Record<string, { summary: string; value: ProblemDetails }>,
+  headers: Record<string, unknown> = {},
+): ApiResponseNoStatusOptions {
+  return {
+    description,
+    headers: { ...REQUEST_ID_HEADER_DOC, ...headers },
+    content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) }, examples } },
+  } as ApiResponseNoStatusOptions;
+}
+
+/** What every payout endpoint shares: the ID token with role agent, and 401/403/503. */
+function PayoutsEndpoint(operationId: string, summary: string, description: string) {
+  return applyDecorators(
+    UseGuards(IdTokenGuard),
+    RequireRole(PAYOUTS_ROLE),
+    ApiBearerAuth(ID_TOKEN_SECURITY),
+    ApiOperation({
+      operationId,
+      summary,
+      description: `${description} Checks run in this order: ID token and role (401), account (403), input (422).`,
+    }),
+    ApiUnauthorizedResponse(
+      problemResponse(
+        'No, invalid or expired ID token, a token without the agent role, an API key instead of an ID token, or an account that owns no platform. Sign in again for a new token.',
+        {
+          missing: { summary: 'No token', value: example('invalid-id-token', 'Send the ID token of the signed-in platform owner as "Authorization: Bearer <ID_TOKEN>".') },
+          expired: { summary: 'Expired token', value: example('invalid-id-token', 'The ID token has expired; sign in again for a new one.') },
+          role: { summary: 'Not the agent role', value: example('invalid-id-token', 'The ID token does not carry the agent role; sign in with a agent account.') },
+          api_key: { summary: 'API key sent', value: example('invalid-id-token', 'An API key is not accepted here; send the ID token of the signed-in platform owner.') },
+        },
+        { 'WWW-Authenticate': { description: 'The Bearer challenge.', schema: { type: 'string', example: 'Bearer error="invalid_token"' } } },
+      ),
+    ),
+    ApiForbiddenResponse(
+      problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
+        unavailable: { summary: 'Suspended platform', value: example('account-unavailable', 'The platform account is unavailable; contact support.') },
+      }),
+    ),
+    ApiServiceUnavailableResponse(
+      problemResponse(
+        'Payouts (or authentication) are temporarily unavailable, or the instance is shutting down. Retry after Retry-After seconds.',
+        {
+          payouts: { summary: 'Payouts unavailable', value: example('payouts-unavailable', UNAVAILABLE) },
+          authentication: { summary: 'Authentication unavailable', value: example('service-unavailable', 'Authentication is temporarily unavailable; retry later.') },
+        },
+        { 'Retry-After': { description: 'Seconds to wait before requesting again.', schema: { type: 'integer', example: PAYOUTS_RETRY_AFTER_SECONDS } } },
+      ),
+    ),
+  );
+}
+
+/** 422 for an endpoint without query parameters. */
+const NO_QUERY_422 = ApiUnprocessableEntityResponse(
+  problemResponse('A query parameter was sent; this endpoint takes none.', {
+    parameter: { summary: 'A query parameter', value: example('invalid-query', 'Unsupported query parameter "agent_id": this endpoint takes no query parameters.') },
+  }),
+);
+
+const PAGE_QUERIES = applyDecorators(
+  ApiQuery({
+    name: 'page',
+    required: false,
+    description: `Page number, an integer ≥ 1 (default ${PAYOUTS_DEFAULT_PAGE}). A page beyond the end has no items.`,
+    schema: { type: 'integer', minimum: 1, default: PAYOUTS_DEFAULT_PAGE },
+    example: 1,
+  }),
+  ApiQuery({
+    name: 'page_size',
+    required: false,
+    description: `Statements per page, an integer from 1 to ${PAYOUTS_MAX_PAGE_SIZE} (default ${PAYOUTS_DEFAULT_PAGE_SIZE}).`,
+    schema: { type: 'integer', minimum: 1, maximum: PAYOUTS_MAX_PAGE_SIZE, default: PAYOUTS_DEFAULT_PAGE_SIZE },
+    example: PAYOUTS_DEFAULT_PAGE_SIZE,
+  }),
+);
+
+function pageQuery422(parameters: string) {
+  return ApiUnprocessableEntityResponse(
+    problemResponse(`page or page_size is not an integer in range, a parameter is repeated or empty, or a parameter other than ${parameters} is present.`, {
+      page_size: { summary: 'page_size out of range', value: example('invalid-query', 'page_size must be an integer from 1 to 100; got "500".') },
+      page: { summary: 'page not an integer', value: example('invalid-query', 'page must be an integer ≥ 1; got "1.5".') },
+      other_parameter: {
+        summary: 'Another query parameter',
+        value: example('invalid-query', `Unsupported query parameter "sort": supported parameters: ${parameters}.`),
+      },
+    }),
+  );
+}
+
+const PAGE_DESCRIPTION = 'Ordered newest period first (ties by statement_id, so pages never overlap); `{items, page, page_size, total}`.';
+
+/**
+ * GET /agent-payouts/me/*: read-only payout data of the signed-in platform account (SPEC
+ * "Payout read endpoints", DESIGN §5). Order of checks: the guard answers 401/403 first (ID
+ * token with role agent; API keys refused), then the query string is validated (422), then
+ * payouts-read is asked over NATS request/reply with the agent_id of the principal only.
+ * payouts-read scopes every query by that agent_id too.
+ */
+@ApiTags('payouts')
+@ApiExtraModels(
+  ProblemDto,
+  PayoutBalanceDto,
+  PayoutBalancesDto,
+  PayoutThresholdDto,
+  PayoutReadinessDto,
+  PayoutFailureDto,
+  PayoutTransferDto,
+  PayoutStatementDto,
+  PayoutStatementPageDto,
+  PayoutOverviewDto,
+)
+@Controller('agent-payouts/me')
+export class PayoutsController {
+  constructor(
+    private readonly nats: NatsClient,
+    private readonly env: GatewayEnv,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  @Get('balance')
+  @PayoutsEndpoint(
+    'getPayoutBalance',
+    'Payout balance snapshot by currency',
+    'Every currency of the platform with its four buckets in integer micros: pending (recorded, not yet available), available (settled, ' +
+      'available for payout consideration; not a sent transfer), locked (reserved for a statement, including BLOCKED or FAILED processing) and paid out. ' +
+      'Payout balances follow the earnings ledger and settlement; they can differ from the reporting earnings at any moment.',
+  )
+  @ApiOkResponse({ description: 'The balances (empty when none is known yet).', type: PayoutBalancesDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: BALANCES_EXAMPLE })
+  @NO_QUERY_422
+  async getPayoutBalance(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutBalancesReply> {
+    this.query(request, NO_PARAMETERS);
+    return this.ask<PayoutBalancesReply>(RpcSubjects.payoutsBalanceGet, { agent_id: owner.agent_id }, request, reply);
+  }
+
+  @Get('readiness')
+  @PayoutsEndpoint(
+    'getPayoutReadiness',
+    'Payout setup readiness',
+    'Setup status, missing fields, payout thresholds (minimum payout amount per currency) and a blocked reason. ' +
+      'Before anything is known about the setup, setup_status is not_started and updated_at is null.',
+  )
+  @ApiOkResponse({ description: 'The readiness.', type: PayoutReadinessDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: READINESS_EXAMPLE })
+  @NO_QUERY_422
+  async getPayoutReadiness(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutReadiness> {
+    this.query(request, NO_PARAMETERS);
+    return this.ask<PayoutReadiness>(RpcSubjects.payoutsReadinessGet, { agent_id: owner.agent_id }, request, reply);
+  }
+
+  @Get('overview')
+  @PayoutsEndpoint(
+    'getPayoutOverview',
+    'Balances, readiness, latest statement and recent statements',
+    'One answer for a payout dashboard: the balances, the readiness, the latest statement (null when there is none) and the 5 most recent statements of any status, newest period first.',
+  )
+  @ApiOkResponse({ description: 'The overview.', type: PayoutOverviewDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: OVERVIEW_EXAMPLE })
+  @NO_QUERY_422
+  async getPayoutOverview(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutOverviewReply> {
+    this.query(request, NO_PARAMETERS);
+    return this.ask<PayoutOverviewReply>(RpcSubjects.payoutsOverviewGet, { agent_id: owner.agent_id }, request, reply);
+  }
+
+  @Get('statements')
+  @PayoutsEndpoint('listPayoutStatements', 'Payout statements, paginated', `The statements of the platform, optionally of one status. ${PAGE_DESCRIPTION}`)
+  @PAGE_QUERIES
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    enum: PAYOUT_STATEMENT_STATUSES,
+    description: 'Only statements of this status (exact case). All statuses when absent.',
+    schema: { type: 'string', enum: [...PAYOUT_STATEMENT_STATUSES] },
+  })
+  @ApiOkResponse({ description: 'One page of statements.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
+  @pageQuery422('page, page_size, status (LOCKED, BLOCKED, FAILED, PAID)')
+  async listPayoutStatements(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutPage<PayoutStatement>> {
+    const query = this.query(request, STATEMENTS_PARAMETERS);
+    return this.ask<PayoutPage<PayoutStatement>>(RpcSubjects.payoutsStatementsList, { agent_id: owner.agent_id, ...query }, request, reply);
+  }
+
+  @Get('statements/:statement_id')
+  @PayoutsEndpoint(
+    'getPayoutStatement',
+    'One payout statement with its transfer',
+    "One of the caller's own statements with its transfer. The transfer currency can differ from the USD earnings currency; amount received, fees and exchange rate are given when provided. " +
+      "Another platform's statement and an unknown id both answer 404.",
+  )
+  @ApiParam({
+    name: 'statement_id',
+    description: `Identifier of the statement (at most ${MAX_ROUTED_ID_LENGTH} characters reach the route; a longer path segment is answered 414).`,
+    schema: { type: 'string', minLength: 1, maxLength: MAX_ROUTED_ID_LENGTH },
+    example: PAID_STATEMENT_EXAMPLE.statement_id,
+  })
+  @ApiOkResponse({ description: 'The statement.', type: PayoutStatementDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: PAID_STATEMENT_EXAMPLE })
+  @ApiNotFoundResponse(
+    problemResponse("No statement with this id belongs to the calling platform (also when it belongs to another platform: existence is never revealed).", {
+      unknown: { summary: 'Unknown or not the caller’s', value: example('statement-not-found', NOT_FOUND) },
+    }),
+  )
+  @NO_QUERY_422
+  async getPayoutStatement(
+    @Owner() owner: OwnerPrincipal,
+    @Param('statement_id') statementId: string,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<PayoutStatement> {
+    this.query(request, NO_PARAMETERS);
+    // No statement has an empty or over-long id: answer as for any unknown id.
+    if (!statementId || statementId.length > MAX_STATEMENT_ID_LENGTH) throw new ProblemException('statement-not-found', NOT_FOUND);
+    return this.ask<PayoutStatement>(RpcSubjects.payoutsStatementGet, { agent_id: owner.agent_id, statement_id: statementId }, request, reply);
+  }
+
+  @Get('history')
+  @PayoutsEndpoint('listPayoutHistory', 'Payout history, paginated', `The locked, blocked, failed and paid statements of the platform. ${PAGE_DESCRIPTION}`)
+  @PAGE_QUERIES
+  @ApiOkResponse({ description: 'One page of the history.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
+  @pageQuery422('page, page_size')
+  async listPayoutHistory(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutPage<PayoutStatement>> {
+    const query = this.query(request, HISTORY_PARAMETERS);
+    return this.ask<PayoutPage<PayoutStatement>>(RpcSubjects.payoutsHistoryList, { agent_id: owner.agent_id, ...query }, request, reply);
+  }
+
+  /** The validated query of the raw URL, or a 422 problem. */
+  private query(request: FastifyRequest, allowed: readonly PayoutsQueryParameter[]) {
+    const parsed = parsePayoutsQuery(request.raw.url ?? request.url, allowed);
+    if (!parsed.ok) throw new ProblemException('invalid-query', parsed.detail);
+    return parsed.query;
+  }
+
+  /** One request/reply to payouts-read, its error codes mapped to problems. */
+  private async ask<T>(subject: string, payload: object, request: FastifyRequest, reply: FastifyReply): Promise<T> {
+    let answer: RpcReply<T>;
+    try {
+      answer = await requestRpc<T>(this.nats, subject, payload, { timeoutMs: this.env.PAYOUTS_REQUEST_TIMEOUT_MS, requestId: String(request.id) });
+    } catch (error) {
+      if (error instanceof RpcUnavailableError) {
+        this.logger.warn({ requestId: request.id, subject, err: error.message }, 'payouts-read did not answer');
+        throw new ProblemException('payouts-unavailable', UNAVAILABLE, { 'Retry-After': String(PAYOUTS_RETRY_AFTER_SECONDS) });
+      }
+      throw error;
+    }
+    // Payout data is per platform and private: no shared caches.
+    void reply.header('Cache-Control', 'private, no-store');
+    if (answer.ok) return answer.result;
+    switch (answer.error?.code) {
+      case 'not_found':
+        throw new ProblemException('statement-not-found', NOT_FOUND);
+      case 'invalid_request':
+        throw new ProblemException('invalid-query', answer.error.message || 'The request is not valid.');
+      case 'unavailable':
+      case 'internal':
+        this.logger.warn({ requestId: request.id, subject, code: answer.error.code }, 'payouts-read answered with an error');
+        throw new ProblemException('payouts-unavailable', UNAVAILABLE, { 'Retry-After': String(PAYOUTS_RETRY_AFTER_SECONDS) });
+      default:
+        throw new Error(`unexpected reply from ${subject}: ${JSON.stringify(answer.error)}`);
+    }
+  }
+}
