@@ -177,6 +177,14 @@ export class IdentityRepository {
    * else. The lookup goes by hash (indexed, unique); the hashes are then compared in constant
    * time so that the answer does not depend on how much of a guess matched.
    */
+  /** The platforms whose owner_uid is this identity (`sub` of an ID token), at most 10. */
+  async platformsOwnedBy(ownerUid: string): Promise<{ agent_id: string; status: string }[]> {
+    return this.dataSource.query(
+      `SELECT agent_id, status FROM identity.platform WHERE owner_uid = $1 ORDER BY agent_id LIMIT 10`,
+      [ownerUid],
+    );
+  }
+
   async findActiveKeyBySecret(secret: string): Promise<ActiveKey | null> {
     const parsed = parseApiKey(secret);
     if (!parsed) return null;

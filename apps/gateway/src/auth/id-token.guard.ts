@@ -2,12 +2,12 @@ import { Inject, Injectable, SetMetadata, createParamDecorator, type CanActivate
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
-import { DataSource } from 'typeorm';
 import { LOGGER } from '#libs/bootstrap';
 import { parseApiKey } from '#libs/identity';
 import type { Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { ProblemException } from '../http/problem.js';
+import { IdentityCacheService } from './identity-cache.service.js';
 import { IdTokenVerifier, type IdTokenFailure } from './id-token.verifier.js';
 
 /** Who is calling with an ID token: the owner of exactly one active platform. */
@@ -76,7 +76,7 @@ function bearerToken(header: string | undefined): { ok: true; token: string } | 
 export class IdTokenGuard implements CanActivate {
   constructor(
     private readonly verifier: IdTokenVerifier,
-    private readonly dataSource: DataSource,
+    private readonly identity: IdentityCacheService,
     private readonly reflector: Reflector,
     private readonly env: GatewayEnv,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -105,10 +105,7 @@ export class IdTokenGuard implements CanActivate {
 
     let platforms: { agent_id: string; status: string }[];
     try {
-      platforms = await this.dataSource.query(
-        `SELECT agent_id, status FROM identity.platform WHERE owner_uid = $1 ORDER BY agent_id LIMIT 10`,
-        [claims.sub],
-      );
+      platforms = await this.identity.platformsOwnedBy(claims.sub);
     } catch (error) {
       this.logger.error({ err: (error as Error).message, requestId: request.id }, 'platform owner lookup failed');
       throw new ProblemException('service-unavailable', 'Authentication is temporarily unavailable; retry later.', { 'Retry-After': '5' });

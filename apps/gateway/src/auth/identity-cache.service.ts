@@ -7,10 +7,10 @@ import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
 
-const lookups = counter('weave_identity_lookups_total', 'API-key lookups by the gateway', ['source']);
+const lookups = counter('weave_identity_lookups_total', 'API-key and platform-owner lookups by the gateway', ['source']);
 
-interface Entry {
-  value: ActiveKey | null;
+interface Entry<T> {
+  value: T;
   expiresAt: number;
 }
 
@@ -28,8 +28,8 @@ interface Entry {
  */
 @Injectable()
 export class IdentityCacheService implements OnModuleInit, BeforeApplicationShutdown {
-  private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<string, Promise<ActiveKey | null>>();
+  private readonly entries = new Map<string, Entry<unknown>>();
+  private readonly inflight = new Map<string, Promise<unknown>>();
   private generation = 0;
   private subscription?: Subscription;
 
@@ -66,25 +66,32 @@ export class IdentityCacheService implements OnModuleInit, BeforeApplicationShut
   }
 
   /** The active key for this secret, or null (unknown, revoked, malformed). Rejects when the database fails. */
-  async lookup(secret: string): Promise<ActiveKey | null> {
-    const id = hashApiKey(secret).toString('base64');
+  lookup(secret: string): Promise<ActiveKey | null> {
+    return this.cached(`key:${hashApiKey(secret).toString('base64')}`, () => this.repository.findActiveKeyBySecret(secret));
+  }
+
+  /** The platforms an ID token's `sub` owns, with the same freshness as keys (suspension included). */
+  platformsOwnedBy(sub: string): Promise<{ agent_id: string; status: string }[]> {
+    return this.cached(`owner:${sub}`, () => this.repository.platformsOwnedBy(sub));
+  }
+
+  private cached<T>(id: string, load: () => Promise<T>): Promise<T> {
     const cached = this.entries.get(id);
     if (cached) {
       if (cached.expiresAt > Date.now()) {
         lookups.inc({ source: 'cache' });
-        return cached.value;
+        return Promise.resolve(cached.value as T);
       }
       this.entries.delete(id);
     }
     const pending = this.inflight.get(id);
     if (pending) {
       lookups.inc({ source: 'shared' });
-      return pending;
+      return pending as Promise<T>;
     }
     lookups.inc({ source: 'database' });
     const generation = this.generation;
-    const promise = this.repository
-      .findActiveKeyBySecret(secret)
+    const promise = load()
       .then((value) => {
         if (generation === this.generation) this.store(id, value);
         return value;
@@ -96,7 +103,7 @@ export class IdentityCacheService implements OnModuleInit, BeforeApplicationShut
     return promise;
   }
 
-  private store(id: string, value: ActiveKey | null): void {
+  private store(id: string, value: unknown): void {
     const ttl = this.env.IDENTITY_CACHE_TTL_MS;
     const max = this.env.IDENTITY_CACHE_MAX_ENTRIES;
     if (ttl <= 0 || max <= 0) return;
