@@ -48,7 +48,8 @@ function report(agentId: string, timeRange: string, isTest: boolean): Report {
 }
 
 /** Serves reporting.v1.report.get on the test bus with `answer`, recording what arrives. */
-function serveReports(answer: (payload: Observed['payload']) => RpcReply<unknown>): Observed[] {
+/** Subscribes and waits until the server has the subscription, so the next request finds it. */
+async function serveReports(answer: (payload: Observed['payload']) => RpcReply<unknown>): Promise<Observed[]> {
   responder?.unsubscribe();
   const seen: Observed[] = [];
   responder = bus.subscribe(RpcSubjects.reportGet, {
@@ -58,6 +59,7 @@ function serveReports(answer: (payload: Observed['payload']) => RpcReply<unknown
       msg.respond(encoder.encode(JSON.stringify(answer(payload))));
     },
   });
+  await bus.flush();
   return seen;
 }
 
@@ -215,7 +217,7 @@ describe('reporting over NATS', () => {
   });
 
   it('sends traffic from the key mode, the time range (default 30d) and the request id', async () => {
-    const seen = serveReports((p) => ({ ok: true, result: report(p.agent_id, p.time_range, p.traffic === 'test') }));
+    const seen = await serveReports((p) => ({ ok: true, result: report(p.agent_id, p.time_range, p.traffic === 'test') }));
 
     const live = await get('/agent/reporting', `Bearer ${liveKey}`, { 'x-request-id': 'req-live-1' });
     expect(live.status).toBe(200);
@@ -234,7 +236,7 @@ describe('reporting over NATS', () => {
   });
 
   it('answers 202 with Retry-After: 60 while the report is prepared', async () => {
-    serveReports((p) => ({
+    await serveReports((p) => ({
       ok: true,
       result: { status: 'preparing', agent_id: p.agent_id, time_range: p.time_range, is_test: false, report_schema_version: 1 },
     }));
@@ -249,14 +251,14 @@ describe('reporting over NATS', () => {
     ['internal', 503],
     ['invalid_request', 422],
   ] as const)('maps an error reply %s to %i', async (code, status) => {
-    serveReports(() => ({ ok: false, error: { code, message: 'from reporting' } }));
+    await serveReports(() => ({ ok: false, error: { code, message: 'from reporting' } }));
     const response = await get('/agent/reporting', `Bearer ${liveKey}`);
     await expectProblem(response, status);
     if (status === 503) expect(response.headers.get('retry-after')).toBe('5');
   });
 
   it('answers an unexpected failure with a generic 500 problem', async () => {
-    serveReports(() => ({ ok: false, error: { code: 'not_found', message: 'secret internals' } }));
+    await serveReports(() => ({ ok: false, error: { code: 'not_found', message: 'secret internals' } }));
     const body = await expectProblem(await get('/agent/reporting', `Bearer ${liveKey}`), 500);
     expect(body.detail).not.toContain('secret internals');
   });

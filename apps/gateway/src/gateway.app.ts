@@ -4,7 +4,6 @@ import type { Logger } from '#libs/observability';
 import { GatewayEnv } from './config/gateway.env.js';
 import { buildOpenApiDocument, installApiDocs } from './docs/api-docs.js';
 import { GatewayModule } from './gateway.module.js';
-import { installHttpHooks } from './http/http-hooks.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 import { problemForStatus } from './http/problem.js';
 
@@ -17,7 +16,6 @@ export async function createGatewayApp(env: GatewayEnv, logger: Logger): Promise
     // Fastify's own answers (malformed URL or HTTP message, shutting down) use the gateway's problem types.
     problem: problemForStatus,
   });
-  installHttpHooks(app);
   app.useGlobalFilters(new ProblemDetailsFilter(logger));
   installApiDocs(app, buildOpenApiDocument(app), logger);
   return app;

@@ -7,6 +7,8 @@ export type OpsCommand =
   | { kind: 'platform.status'; agentId: string; status: PlatformStatus }
   | { kind: 'key.create'; agentId: string; mode: KeyMode }
   | { kind: 'key.revoke'; keyId: string }
+  | { kind: 'deadletters.list'; limit: number; subject?: string }
+  | { kind: 'deadletters.redrive'; sequence: number }
   | { kind: 'help' };
 
 export const USAGE = `usage: npm run --silent ops -- <command>
@@ -16,6 +18,8 @@ export const USAGE = `usage: npm run --silent ops -- <command>
   platform activate --agent-id ID
   key create        --agent-id ID --mode live|test
   key revoke        --key-id KID
+  deadletters list    [--limit N (default 20, max 1000)] [--subject ORIGINAL_SUBJECT]
+  deadletters redrive --sequence N      (publish it again on its subject, remove it)
 
 Prints one JSON object on stdout and exits 0, or an error on stderr and exits non-zero.`;
 
@@ -32,6 +36,9 @@ const OPTIONS = {
   'owner-uid': { type: 'string', multiple: true },
   mode: { type: 'string', multiple: true },
   'key-id': { type: 'string', multiple: true },
+  limit: { type: 'string', multiple: true },
+  subject: { type: 'string', multiple: true },
+  sequence: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;
 type OptionName = Exclude<keyof typeof OPTIONS, 'help'>;
@@ -57,6 +64,8 @@ export function parseOpsCommand(argv: string[]): OpsCommand {
     'platform activate': { required: ['agent-id'], optional: [] },
     'key create': { required: ['agent-id', 'mode'], optional: [] },
     'key revoke': { required: ['key-id'], optional: [] },
+    'deadletters list': { required: [], optional: ['limit', 'subject'] },
+    'deadletters redrive': { required: ['sequence'], optional: [] },
   };
   const spec = allowed[command];
   if (!spec) throw new UsageError(`unknown command: ${command}`);
@@ -88,7 +97,19 @@ export function parseOpsCommand(argv: string[]): OpsCommand {
       if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
       return { kind: 'key.create', agentId: opts['agent-id']!, mode };
     }
+    case 'deadletters list': {
+      const limit = opts.limit === undefined ? 20 : positiveInteger('limit', opts.limit);
+      if (limit > 1000) throw new UsageError('--limit must be at most 1000');
+      return { kind: 'deadletters.list', limit, ...(opts.subject !== undefined ? { subject: opts.subject } : {}) };
+    }
+    case 'deadletters redrive':
+      return { kind: 'deadletters.redrive', sequence: positiveInteger('sequence', opts.sequence!) };
     default:
       return { kind: 'key.revoke', keyId: opts['key-id']! };
   }
+}
+
+function positiveInteger(name: string, value: string): number {
+  if (!/^[1-9][0-9]{0,15}$/.test(value)) throw new UsageError(`--${name} must be a positive integer`);
+  return Number(value);
 }

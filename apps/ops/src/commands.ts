@@ -9,7 +9,9 @@ export interface CommandOutcome {
 }
 
 /** Runs one command against the identity schema. IdentityError propagates to the caller. */
-export async function runOpsCommand(command: Exclude<OpsCommand, { kind: 'help' }>, identity: IdentityRepository): Promise<CommandOutcome> {
+export type IdentityCommand = Extract<OpsCommand, { kind: 'platform.create' | 'platform.status' | 'key.create' | 'key.revoke' }>;
+
+export async function runOpsCommand(command: IdentityCommand, identity: IdentityRepository): Promise<CommandOutcome> {
   switch (command.kind) {
     case 'platform.create': {
       const platform = await identity.createPlatform(command.agentId, command.ownerUid);

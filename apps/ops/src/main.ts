@@ -12,6 +12,8 @@ import {
 } from '#libs/identity';
 import { USAGE, UsageError, parseOpsCommand } from './cli.js';
 import { runOpsCommand } from './commands.js';
+import { listDeadLetters, redriveDeadLetter } from './dead-letters.js';
+import { NatsClient, ensureStreams } from '#libs/nats';
 import { OpsEnv } from './config/ops.env.js';
 
 /**
@@ -66,6 +68,25 @@ async function main(argv: string[]): Promise<number> {
       return EXIT_FAILED;
     }
     throw error;
+  }
+
+  if (command.kind === 'deadletters.list' || command.kind === 'deadletters.redrive') {
+    let nats: NatsClient | undefined;
+    try {
+      nats = await NatsClient.connect({ servers: natsServers(env.NATS_URL), name: 'ops' });
+      await ensureStreams(nats.manager);
+      const output =
+        command.kind === 'deadletters.list'
+          ? await listDeadLetters(nats, { limit: command.limit, subject: command.subject })
+          : await redriveDeadLetter(nats, command.sequence);
+      process.stdout.write(`${JSON.stringify(output)}\n`);
+      return 0;
+    } catch (error) {
+      process.stderr.write(`error: ${(error as Error).message}\n`);
+      return EXIT_FAILED;
+    } finally {
+      await nats?.drain();
+    }
   }
 
   const dataSource = createIdentityDataSource(env.DATABASE_URL, 2, 'ops');

@@ -11,6 +11,7 @@ import {
   requestIdOf,
   type ProblemFactory,
 } from './framework-problems.js';
+import { installHttpHooks } from './http-hooks.js';
 
 export interface HttpAppOptions {
   service: string;
@@ -69,6 +70,7 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     logger: new PinoNestLogger(options.logger.child({ context: 'nest' })),
     abortOnError: false,
   });
+  installHttpHooks(app);
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   return app;
 }

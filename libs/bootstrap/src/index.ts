@@ -19,3 +19,4 @@ export {
   serviceInfrastructure,
   type ServiceInfrastructureOptions,
 } from './infrastructure.js';
+export { routeLabel } from './http-hooks.js';
