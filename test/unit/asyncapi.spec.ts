@@ -72,6 +72,7 @@ const CODE_SUBJECTS: Record<string, string | null> = {
   [SettingsSubjects.timezoneChanged]: 'TimezoneChangedEventDto',
   [BroadcastSubjects.identityChanged]: 'IdentityChangedMessage',
   [BroadcastSubjects.reportsPublished]: null,
+  [BroadcastSubjects.payoutsChanged]: 'PayoutsChangedMessage',
   [RpcSubjects.reportGet]: 'ReportRequestDto',
   [RpcSubjects.timezoneGet]: 'TimezoneGetRequestDto',
   [RpcSubjects.timezoneSet]: 'TimezoneSetRequestDto',

@@ -5,6 +5,7 @@ import { PayoutsReadEnv } from './config/payouts-read.env.js';
 import { createPayoutsDataSource, PAYOUTS_SCHEMA } from './database/payouts.data-source.js';
 import { PayoutsIngestionService } from './ingestion/payouts-ingestion.service.js';
 import { PayoutsProjectionService } from './ingestion/payouts-projection.service.js';
+import { PayoutReplyCache } from './queries/payout-reply-cache.js';
 import { PayoutsHandler } from './queries/payouts.handler.js';
 import { PayoutsRepository } from './queries/payouts.repository.js';
 
@@ -25,6 +26,7 @@ export class PayoutsReadModule {
       providers: [
         { provide: PayoutsReadEnv, useValue: env },
         ...infrastructure.providers,
+        PayoutReplyCache,
         PayoutsProjectionService,
         PayoutsIngestionService,
         PayoutsRepository,

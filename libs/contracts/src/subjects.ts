@@ -62,6 +62,7 @@ export const RpcSubjects = {
 export const BroadcastSubjects = {
   identityChanged: 'identity.v1.changed',
   reportsPublished: 'reporting.v1.published',
+  payoutsChanged: 'payouts.v1.changed',
 } as const;
 
 export const Durables = {

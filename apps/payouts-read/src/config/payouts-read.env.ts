@@ -20,4 +20,8 @@ export class PayoutsReadEnv extends ServerEnv {
   /** Deliveries after which an event whose handling keeps failing is dead-lettered. */
   @IsInt() @Min(1) @Max(100)
   PAYOUTS_INGEST_MAX_DELIVERIES = 5;
+
+  /** How long a cached reply may be served if a change announcement is missed (0: no cache). */
+  @IsInt() @Min(0) @Max(60000)
+  PAYOUTS_CACHE_TTL_MS = 5000;
 }

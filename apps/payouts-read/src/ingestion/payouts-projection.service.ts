@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { InboundMessage, MessageOutcome } from '#libs/nats';
 import { counter } from '#libs/observability';
+import { PayoutReplyCache } from '../queries/payout-reply-cache.js';
 import { decodePayoutEvent, type BalanceRecord, type ReadinessRecord, type StatementRecord } from './payout-event-decoder.js';
 
 const payoutEvents = counter('weave_payout_events_total', 'Payout events by kind and effect', ['kind', 'effect']);
@@ -30,7 +31,10 @@ function newestPerKey<T extends { version: number }>(records: T[], keyOf: (recor
  */
 @Injectable()
 export class PayoutsProjectionService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() private readonly replies?: PayoutReplyCache,
+  ) {}
 
   async applyBatch(messages: InboundMessage[]): Promise<MessageOutcome[]> {
     const outcomes: MessageOutcome[] = messages.map(() => ({ kind: 'applied' }));
@@ -51,6 +55,7 @@ export class PayoutsProjectionService {
       readiness: await this.upsertReadiness(manager, newestPerKey(readiness, (r) => r.agent_id)),
       statement: await this.upsertStatements(manager, newestPerKey(statements, (r) => r.statement_id)),
     }));
+    this.replies?.announce([...new Set([...balances, ...readiness, ...statements].map((record) => record.agent_id))]);
     const received = { balance: balances.length, readiness: readiness.length, statement: statements.length };
     for (const kind of ['balance', 'readiness', 'statement'] as const) {
       if (changed[kind] > 0) payoutEvents.inc({ kind, effect: 'applied' }, changed[kind]);

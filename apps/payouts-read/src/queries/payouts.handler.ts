@@ -23,6 +23,7 @@ import {
 import { LOGGER } from '#libs/bootstrap';
 import { NatsClient, RpcHandlerError, serveRpc } from '#libs/nats';
 import type { Logger } from '#libs/observability';
+import { PayoutReplyCache } from './payout-reply-cache.js';
 import { PayoutsRepository } from './payouts.repository.js';
 
 /**
@@ -36,6 +37,7 @@ export class PayoutsHandler implements OnApplicationBootstrap, BeforeApplication
   constructor(
     private readonly nats: NatsClient,
     private readonly repository: PayoutsRepository,
+    private readonly replies: PayoutReplyCache,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -47,18 +49,23 @@ export class PayoutsHandler implements OnApplicationBootstrap, BeforeApplication
       logger: this.logger,
     });
     this.subscriptions = [
-      serveRpc(this.nats, RpcSubjects.payoutsBalanceGet, options(PayoutsAgentRequestDto, passesPayoutsAgentRequestFastCheck), (r) => this.balance(r)),
-      serveRpc(this.nats, RpcSubjects.payoutsReadinessGet, options(PayoutsAgentRequestDto, passesPayoutsAgentRequestFastCheck), (r) => this.readiness(r)),
-      serveRpc(this.nats, RpcSubjects.payoutsOverviewGet, options(PayoutsAgentRequestDto, passesPayoutsAgentRequestFastCheck), (r) => this.overview(r)),
-      serveRpc(this.nats, RpcSubjects.payoutsStatementsList, options(PayoutStatementsListRequestDto, passesPayoutStatementsListRequestFastCheck), (r) => this.statements(r)),
-      serveRpc(this.nats, RpcSubjects.payoutsStatementGet, options(PayoutStatementGetRequestDto, passesPayoutStatementGetRequestFastCheck), (r) => this.statement(r)),
-      serveRpc(this.nats, RpcSubjects.payoutsHistoryList, options(PayoutHistoryListRequestDto, passesPayoutHistoryListRequestFastCheck), (r) => this.history(r)),
+      serveRpc(this.nats, RpcSubjects.payoutsBalanceGet, options(PayoutsAgentRequestDto, passesPayoutsAgentRequestFastCheck), (r) => this.cached('balance', r, () => this.balance(r))),
+      serveRpc(this.nats, RpcSubjects.payoutsReadinessGet, options(PayoutsAgentRequestDto, passesPayoutsAgentRequestFastCheck), (r) => this.cached('readiness', r, () => this.readiness(r))),
+      serveRpc(this.nats, RpcSubjects.payoutsOverviewGet, options(PayoutsAgentRequestDto, passesPayoutsAgentRequestFastCheck), (r) => this.cached('overview', r, () => this.overview(r))),
+      serveRpc(this.nats, RpcSubjects.payoutsStatementsList, options(PayoutStatementsListRequestDto, passesPayoutStatementsListRequestFastCheck), (r) => this.cached('statements', r, () => this.statements(r))),
+      serveRpc(this.nats, RpcSubjects.payoutsStatementGet, options(PayoutStatementGetRequestDto, passesPayoutStatementGetRequestFastCheck), (r) => this.cached('statement', r, () => this.statement(r))),
+      serveRpc(this.nats, RpcSubjects.payoutsHistoryList, options(PayoutHistoryListRequestDto, passesPayoutHistoryListRequestFastCheck), (r) => this.cached('history', r, () => this.history(r))),
     ];
   }
 
   /** Stop taking requests; NATS drain then lets the ones in flight answer. */
   beforeApplicationShutdown(): void {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
+  }
+
+  /** Replies are cached per platform until its read model changes (PayoutReplyCache). */
+  private cached<T>(query: string, request: { agent_id: string }, load: () => Promise<T>): Promise<T> {
+    return this.replies.reply(request.agent_id, `${query}:${JSON.stringify(request)}`, load);
   }
 
   async balance(request: PayoutsAgentRequestDto): Promise<PayoutBalancesReply> {

@@ -1,0 +1,68 @@
+import { RpcSubjects, type RpcReply } from '#libs/contracts';
+import {
+  connectProducer,
+  newTestDatabase,
+  prepareStreams,
+  startNats,
+  startPayoutsRead,
+  waitFor,
+  type Producer,
+  type TestDatabase,
+  type TestNats,
+} from '../support/index.js';
+
+/**
+ * Two payouts-read replicas share the requests (queue group) and cache replies per platform.
+ * A change applied by either replica is visible through both right away: the replica that
+ * commits announces the platform on payouts.v1.changed and every replica drops its replies.
+ */
+let nats: TestNats;
+let db: TestDatabase;
+let producer: Producer;
+const replicas: Awaited<ReturnType<typeof startPayoutsRead>>[] = [];
+
+beforeAll(async () => {
+  nats = await startNats();
+  db = newTestDatabase();
+  await prepareStreams(nats.url);
+  producer = await connectProducer(nats.url);
+  // A long TTL: only the announcement can make the replicas see a change in time.
+  for (let i = 0; i < 2; i++) replicas.push(await startPayoutsRead({ natsUrl: nats.url, databaseUrl: db.url, PAYOUTS_CACHE_TTL_MS: 60000 }));
+});
+
+afterAll(async () => {
+  for (const replica of replicas) await replica.close();
+  await producer?.close();
+  await nats?.stop();
+  await db?.drop();
+});
+
+const balance = (version: number, available: number) => ({
+  agent_id: 'agent_cache',
+  currency: 'USD',
+  pending_micros: 0,
+  available_micros: available,
+  locked_micros: 0,
+  paid_out_micros: 0,
+  updated_at: new Date(Date.UTC(2026, 10, 1, 0, version)).toISOString(),
+  version,
+});
+
+async function available(): Promise<number | undefined> {
+  const reply = await producer.connection.request(RpcSubjects.payoutsBalanceGet, JSON.stringify({ agent_id: 'agent_cache' }), { timeout: 5000 });
+  const parsed = reply.json<RpcReply<{ balances: { available_micros: number }[] }>>();
+  return parsed.ok ? parsed.result.balances[0]?.available_micros : undefined;
+}
+
+it('serves a change through every replica once it is applied, despite cached replies', async () => {
+  await producer.publish({ subject: 'events.payouts.balance', id: 'bal_1', payload: balance(1, 100) });
+  await waitFor(async () => (await available()) === 100, { what: 'first version' });
+  // Fill both replicas' caches (requests alternate between queue members).
+  for (let i = 0; i < 20; i++) expect(await available()).toBe(100);
+
+  await producer.publish({ subject: 'events.payouts.balance', id: 'bal_2', payload: balance(2, 250) });
+  await waitFor(async () => (await available()) === 250, { what: 'second version' });
+  const seen = new Set<number | undefined>();
+  for (let i = 0; i < 20; i++) seen.add(await available());
+  expect([...seen]).toEqual([250]);
+});
