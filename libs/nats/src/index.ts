@@ -9,4 +9,4 @@ export {
   type InboundMessage,
   type MessageOutcome,
 } from './batch-consumer.js';
-export { serveRpc, requestRpc, RpcHandlerError, RpcUnavailableError, type RpcContext } from './rpc.js';
+export { serveRpc, requestRpc, requestRpcJson, SerializedResult, RpcHandlerError, RpcUnavailableError, type RpcContext } from './rpc.js';

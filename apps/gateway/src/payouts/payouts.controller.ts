@@ -23,14 +23,8 @@ import {
   PAYOUTS_DEFAULT_PAGE_SIZE,
   PAYOUTS_MAX_PAGE_SIZE,
   RpcSubjects,
-  type PayoutBalancesReply,
-  type PayoutOverviewReply,
-  type PayoutPage,
-  type PayoutReadiness,
-  type PayoutStatement,
-  type RpcReply,
 } from '#libs/contracts';
-import { NatsClient, RpcUnavailableError, requestRpc } from '#libs/nats';
+import { NatsClient, RpcUnavailableError, requestRpcJson } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import { IdTokenGuard, Owner, RequireRole, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import { GatewayEnv } from '../config/gateway.env.js';
@@ -209,9 +203,9 @@ export class PayoutsController {
   )
   @ApiOkResponse({ description: 'The balances (empty when none is known yet).', type: PayoutBalancesDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: BALANCES_EXAMPLE })
   @NO_QUERY_422
-  async getPayoutBalance(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutBalancesReply> {
+  async getPayoutBalance(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     this.query(request, NO_PARAMETERS);
-    return this.ask<PayoutBalancesReply>(RpcSubjects.payoutsBalanceGet, { agent_id: owner.agent_id }, request, reply);
+    return this.ask(RpcSubjects.payoutsBalanceGet, { agent_id: owner.agent_id }, request, reply);
   }
 
   @Get('readiness')
@@ -223,9 +217,9 @@ export class PayoutsController {
   )
   @ApiOkResponse({ description: 'The readiness.', type: PayoutReadinessDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: READINESS_EXAMPLE })
   @NO_QUERY_422
-  async getPayoutReadiness(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutReadiness> {
+  async getPayoutReadiness(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     this.query(request, NO_PARAMETERS);
-    return this.ask<PayoutReadiness>(RpcSubjects.payoutsReadinessGet, { agent_id: owner.agent_id }, request, reply);
+    return this.ask(RpcSubjects.payoutsReadinessGet, { agent_id: owner.agent_id }, request, reply);
   }
 
   @Get('overview')
@@ -236,9 +230,9 @@ export class PayoutsController {
   )
   @ApiOkResponse({ description: 'The overview.', type: PayoutOverviewDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: OVERVIEW_EXAMPLE })
   @NO_QUERY_422
-  async getPayoutOverview(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutOverviewReply> {
+  async getPayoutOverview(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     this.query(request, NO_PARAMETERS);
-    return this.ask<PayoutOverviewReply>(RpcSubjects.payoutsOverviewGet, { agent_id: owner.agent_id }, request, reply);
+    return this.ask(RpcSubjects.payoutsOverviewGet, { agent_id: owner.agent_id }, request, reply);
   }
 
   @Get('statements')
@@ -253,9 +247,9 @@ export class PayoutsController {
   })
   @ApiOkResponse({ description: 'One page of statements.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
   @pageQuery422('page, page_size, status (LOCKED, BLOCKED, FAILED, PAID)')
-  async listPayoutStatements(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutPage<PayoutStatement>> {
+  async listPayoutStatements(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     const query = this.query(request, STATEMENTS_PARAMETERS);
-    return this.ask<PayoutPage<PayoutStatement>>(RpcSubjects.payoutsStatementsList, { agent_id: owner.agent_id, ...query }, request, reply);
+    return this.ask(RpcSubjects.payoutsStatementsList, { agent_id: owner.agent_id, ...query }, request, reply);
   }
 
   @Get('statements/:statement_id')
@@ -283,11 +277,11 @@ export class PayoutsController {
     @Param('statement_id') statementId: string,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<PayoutStatement> {
+  ): Promise<Buffer> {
     this.query(request, NO_PARAMETERS);
     // No statement has an empty or over-long id: answer as for any unknown id.
     if (!statementId || statementId.length > MAX_STATEMENT_ID_LENGTH) throw new ProblemException('statement-not-found', NOT_FOUND);
-    return this.ask<PayoutStatement>(RpcSubjects.payoutsStatementGet, { agent_id: owner.agent_id, statement_id: statementId }, request, reply);
+    return this.ask(RpcSubjects.payoutsStatementGet, { agent_id: owner.agent_id, statement_id: statementId }, request, reply);
   }
 
   @Get('history')
@@ -295,9 +289,9 @@ export class PayoutsController {
   @PAGE_QUERIES
   @ApiOkResponse({ description: 'One page of the history.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
   @pageQuery422('page, page_size')
-  async listPayoutHistory(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<PayoutPage<PayoutStatement>> {
+  async listPayoutHistory(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     const query = this.query(request, HISTORY_PARAMETERS);
-    return this.ask<PayoutPage<PayoutStatement>>(RpcSubjects.payoutsHistoryList, { agent_id: owner.agent_id, ...query }, request, reply);
+    return this.ask(RpcSubjects.payoutsHistoryList, { agent_id: owner.agent_id, ...query }, request, reply);
   }
 
   /** The validated query of the raw URL, or a 422 problem. */
@@ -307,11 +301,14 @@ export class PayoutsController {
     return parsed.query;
   }
 
-  /** One request/reply to payouts-read, its error codes mapped to problems. */
-  private async ask<T>(subject: string, payload: object, request: FastifyRequest, reply: FastifyReply): Promise<T> {
-    let answer: RpcReply<T>;
+  /**
+   * One request/reply to payouts-read, its error codes mapped to problems. A successful result
+   * is forwarded as the JSON bytes payouts-read sent, without parsing and re-serializing it.
+   */
+  private async ask(subject: string, payload: object, request: FastifyRequest, reply: FastifyReply): Promise<Buffer> {
+    let answer: Awaited<ReturnType<typeof requestRpcJson>>;
     try {
-      answer = await requestRpc<T>(this.nats, subject, payload, { timeoutMs: this.env.PAYOUTS_REQUEST_TIMEOUT_MS, requestId: String(request.id) });
+      answer = await requestRpcJson(this.nats, subject, payload, { timeoutMs: this.env.PAYOUTS_REQUEST_TIMEOUT_MS, requestId: String(request.id) });
     } catch (error) {
       if (error instanceof RpcUnavailableError) {
         this.logger.warn({ requestId: request.id, subject, err: error.message }, 'payouts-read did not answer');
@@ -321,7 +318,10 @@ export class PayoutsController {
     }
     // Payout data is per platform and private: no shared caches.
     void reply.header('Cache-Control', 'private, no-store');
-    if (answer.ok) return answer.result;
+    if (answer.ok) {
+      void reply.type('application/json; charset=utf-8');
+      return Buffer.from(answer.json.buffer, answer.json.byteOffset, answer.json.byteLength);
+    }
     switch (answer.error?.code) {
       case 'not_found':
         throw new ProblemException('statement-not-found', NOT_FOUND);

@@ -21,7 +21,7 @@ import {
   type PayoutStatement,
 } from '#libs/contracts';
 import { LOGGER } from '#libs/bootstrap';
-import { NatsClient, RpcHandlerError, serveRpc } from '#libs/nats';
+import { NatsClient, RpcHandlerError, SerializedResult, serveRpc } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import { PayoutReplyCache } from './payout-reply-cache.js';
 import { PayoutsRepository } from './payouts.repository.js';
@@ -63,9 +63,12 @@ export class PayoutsHandler implements OnApplicationBootstrap, BeforeApplication
     for (const subscription of this.subscriptions) subscription.unsubscribe();
   }
 
-  /** Replies are cached per platform until its read model changes (PayoutReplyCache). */
-  private cached<T>(query: string, request: { agent_id: string }, load: () => Promise<T>): Promise<T> {
-    return this.replies.reply(request.agent_id, `${query}:${JSON.stringify(request)}`, load);
+  /**
+   * Replies are cached per platform until its read model changes (PayoutReplyCache), already
+   * serialized: a cached 100-statement page is sent without a query or a JSON.stringify.
+   */
+  private cached<T>(query: string, request: { agent_id: string }, load: () => Promise<T>): Promise<SerializedResult> {
+    return this.replies.reply(request.agent_id, `${query}:${JSON.stringify(request)}`, async () => new SerializedResult(JSON.stringify(await load())));
   }
 
   async balance(request: PayoutsAgentRequestDto): Promise<PayoutBalancesReply> {
