@@ -11,8 +11,6 @@ import {
   ApiUnauthorizedResponse,
   ApiUnprocessableEntityResponse,
   ApiUnsupportedMediaTypeResponse,
-  getSchemaPath,
-  type ApiResponseNoStatusOptions,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGGER } from '#libs/bootstrap';
@@ -23,24 +21,13 @@ import { IdTokenGuard, Owner, type OwnerPrincipal } from '../auth/id-token.guard
 import { GatewayEnv } from '../config/gateway.env.js';
 import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
 import { ProblemDto } from '../http/problem.dto.js';
-import { PROBLEM_TYPES, ProblemException, problemType, type ProblemDetails, type ProblemSlug } from '../http/problem.js';
+import { problemExample, problemResponse } from '../docs/problem-responses.js';
+import { ProblemException } from '../http/problem.js';
 import { isJsonContentType, parseOnboardingBody } from './onboarding-body.js';
 import { OnboardingSettingsDto, UpdateOnboardingRequestDto } from './onboarding.dto.js';
 
 export const SETTINGS_RETRY_AFTER_SECONDS = 5;
 const UNAVAILABLE = 'Settings are temporarily unavailable; retry later.';
-
-function example(slug: ProblemSlug, detail: string): ProblemDetails {
-  const { status, title } = PROBLEM_TYPES[slug];
-  return { type: problemType(slug), title, status, detail };
-}
-
-function problemResponse(description: string, examples: Record<string, { summary: string; value: ProblemDetails }>): ApiResponseNoStatusOptions {
-  return {
-    description,
-    content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) }, examples } },
-  } as ApiResponseNoStatusOptions;
-}
 
 /**
  * PATCH /agent/update-onboarding: the platform owner sets the reporting timezone. Order of
@@ -72,33 +59,33 @@ export class OnboardingController {
   @ApiOkResponse({ description: 'The timezone in force.', type: OnboardingSettingsDto })
   @ApiUnauthorizedResponse(
     problemResponse('No, invalid or expired ID token, an API key instead of an ID token, or an account that owns no platform. Sign in again.', {
-      missing: { summary: 'No token', value: example('invalid-id-token', 'Send the ID token of the signed-in platform owner as "Authorization: Bearer <ID_TOKEN>".') },
-      expired: { summary: 'Expired token', value: example('invalid-id-token', 'The ID token has expired; sign in again for a new one.') },
-      api_key: { summary: 'API key sent', value: example('invalid-id-token', 'An API key is not accepted here; send the ID token of the signed-in platform owner.') },
+      missing: { summary: 'No token', value: problemExample('invalid-id-token', 'Send the ID token of the signed-in platform owner as "Authorization: Bearer <ID_TOKEN>".') },
+      expired: { summary: 'Expired token', value: problemExample('invalid-id-token', 'The ID token has expired; sign in again for a new one.') },
+      api_key: { summary: 'API key sent', value: problemExample('invalid-id-token', 'An API key is not accepted here; send the ID token of the signed-in platform owner.') },
     }),
   )
   @ApiForbiddenResponse(
     problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
-      unavailable: { summary: 'Suspended platform', value: example('account-unavailable', 'The platform account is unavailable; contact support.') },
+      unavailable: { summary: 'Suspended platform', value: problemExample('account-unavailable', 'The platform account is unavailable; contact support.') },
     }),
   )
   @ApiUnsupportedMediaTypeResponse(
     problemResponse('The body is not application/json.', {
-      not_json: { summary: 'Not JSON', value: example('unsupported-media-type', 'The body must be application/json.') },
+      not_json: { summary: 'Not JSON', value: problemExample('unsupported-media-type', 'The body must be application/json.') },
     }),
   )
   @ApiUnprocessableEntityResponse(
     problemResponse('The body is not exactly {"reporting_timezone": <IANA name>}.', {
       offset: {
         summary: 'An offset',
-        value: example('invalid-body', '"+05:00" is not an IANA time zone name. Use a tz database name such as "America/New_York" or "UTC"; offsets like "+05:00" are not accepted.'),
+        value: problemExample('invalid-body', '"+05:00" is not an IANA time zone name. Use a tz database name such as "America/New_York" or "UTC"; offsets like "+05:00" are not accepted.'),
       },
-      unknown_field: { summary: 'Another field', value: example('invalid-body', 'Unsupported field "agent_id": reporting_timezone is the only field.') },
+      unknown_field: { summary: 'Another field', value: problemExample('invalid-body', 'Unsupported field "agent_id": reporting_timezone is the only field.') },
     }),
   )
   @ApiServiceUnavailableResponse(
     problemResponse('Settings (or authentication) are temporarily unavailable. Retry after Retry-After seconds.', {
-      settings: { summary: 'Settings unavailable', value: example('settings-unavailable', UNAVAILABLE) },
+      settings: { summary: 'Settings unavailable', value: problemExample('settings-unavailable', UNAVAILABLE) },
     }),
   )
   async updateOnboarding(

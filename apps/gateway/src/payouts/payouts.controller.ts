@@ -12,8 +12,6 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
   ApiUnprocessableEntityResponse,
-  getSchemaPath,
-  type ApiResponseNoStatusOptions,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGGER } from '#libs/bootstrap';
@@ -30,7 +28,8 @@ import { IdTokenGuard, Owner, RequireRole, type OwnerPrincipal } from '../auth/i
 import { GatewayEnv } from '../config/gateway.env.js';
 import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
 import { ProblemDto } from '../http/problem.dto.js';
-import { PROBLEM_TYPES, ProblemException, problemType, type ProblemDetails, type ProblemSlug } from '../http/problem.js';
+import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
+import { ProblemException } from '../http/problem.js';
 import { HISTORY_PARAMETERS, NO_PARAMETERS, STATEMENTS_PARAMETERS, parsePayoutsQuery, type PayoutsQueryParameter } from './payouts-query.js';
 import {
   BALANCES_EXAMPLE,
@@ -63,27 +62,7 @@ const NOT_FOUND = 'No statement with this id exists for this platform.';
 
 // --- OpenAPI description of the responses (DESIGN §5); the handlers below are the behaviour. ---
 
-const REQUEST_ID_HEADER_DOC = {
-  'X-Request-Id': { description: "The caller's X-Request-Id when it is a plain token, else a generated one; quote it to support.", schema: { type: 'string' } },
-};
 const NO_STORE_DOC = { 'Cache-Control': { description: 'Payout data is private to the platform.', schema: { type: 'string', example: 'private, no-store' } } };
-
-function example(slug: ProblemSlug, detail: string): ProblemDetails {
-  const { status, title } = PROBLEM_TYPES[slug];
-  return { type: problemType(slug), title, status, detail };
-}
-
-function problemResponse(
-  description: string,
-  examples: Record<string, { summary: string; value: ProblemDetails }>,
-  headers: Record<string, unknown> = {},
-): ApiResponseNoStatusOptions {
-  return {
-    description,
-    headers: { ...REQUEST_ID_HEADER_DOC, ...headers },
-    content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) }, examples } },
-  } as ApiResponseNoStatusOptions;
-}
 
 /** What every payout endpoint shares: the ID token with role agent, and 401/403/503. */
 function PayoutsEndpoint(operationId: string, summary: string, description: string) {
@@ -100,25 +79,25 @@ function PayoutsEndpoint(operationId: string, summary: string, description: stri
       problemResponse(
         'No, invalid or expired ID token, a token without the agent role, an API key instead of an ID token, or an account that owns no platform. Sign in again for a new token.',
         {
-          missing: { summary: 'No token', value: example('invalid-id-token', 'Send the ID token of the signed-in platform owner as "Authorization: Bearer <ID_TOKEN>".') },
-          expired: { summary: 'Expired token', value: example('invalid-id-token', 'The ID token has expired; sign in again for a new one.') },
-          role: { summary: 'Not the agent role', value: example('invalid-id-token', 'The ID token does not carry the agent role; sign in with a agent account.') },
-          api_key: { summary: 'API key sent', value: example('invalid-id-token', 'An API key is not accepted here; send the ID token of the signed-in platform owner.') },
+          missing: { summary: 'No token', value: problemExample('invalid-id-token', 'Send the ID token of the signed-in platform owner as "Authorization: Bearer <ID_TOKEN>".') },
+          expired: { summary: 'Expired token', value: problemExample('invalid-id-token', 'The ID token has expired; sign in again for a new one.') },
+          role: { summary: 'Not the agent role', value: problemExample('invalid-id-token', 'The ID token does not carry the agent role; sign in with a agent account.') },
+          api_key: { summary: 'API key sent', value: problemExample('invalid-id-token', 'An API key is not accepted here; send the ID token of the signed-in platform owner.') },
         },
         { 'WWW-Authenticate': { description: 'The Bearer challenge.', schema: { type: 'string', example: 'Bearer error="invalid_token"' } } },
       ),
     ),
     ApiForbiddenResponse(
       problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
-        unavailable: { summary: 'Suspended platform', value: example('account-unavailable', 'The platform account is unavailable; contact support.') },
+        unavailable: { summary: 'Suspended platform', value: problemExample('account-unavailable', 'The platform account is unavailable; contact support.') },
       }),
     ),
     ApiServiceUnavailableResponse(
       problemResponse(
         'Payouts (or authentication) are temporarily unavailable, or the instance is shutting down. Retry after Retry-After seconds.',
         {
-          payouts: { summary: 'Payouts unavailable', value: example('payouts-unavailable', UNAVAILABLE) },
-          authentication: { summary: 'Authentication unavailable', value: example('service-unavailable', 'Authentication is temporarily unavailable; retry later.') },
+          payouts: { summary: 'Payouts unavailable', value: problemExample('payouts-unavailable', UNAVAILABLE) },
+          authentication: { summary: 'Authentication unavailable', value: problemExample('service-unavailable', 'Authentication is temporarily unavailable; retry later.') },
         },
         { 'Retry-After': { description: 'Seconds to wait before requesting again.', schema: { type: 'integer', example: PAYOUTS_RETRY_AFTER_SECONDS } } },
       ),
@@ -129,7 +108,7 @@ function PayoutsEndpoint(operationId: string, summary: string, description: stri
 /** 422 for an endpoint without query parameters. */
 const NO_QUERY_422 = ApiUnprocessableEntityResponse(
   problemResponse('A query parameter was sent; this endpoint takes none.', {
-    parameter: { summary: 'A query parameter', value: example('invalid-query', 'Unsupported query parameter "agent_id": this endpoint takes no query parameters.') },
+    parameter: { summary: 'A query parameter', value: problemExample('invalid-query', 'Unsupported query parameter "agent_id": this endpoint takes no query parameters.') },
   }),
 );
 
@@ -153,11 +132,11 @@ const PAGE_QUERIES = applyDecorators(
 function pageQuery422(parameters: string) {
   return ApiUnprocessableEntityResponse(
     problemResponse(`page or page_size is not an integer in range, a parameter is repeated or empty, or a parameter other than ${parameters} is present.`, {
-      page_size: { summary: 'page_size out of range', value: example('invalid-query', 'page_size must be an integer from 1 to 100; got "500".') },
-      page: { summary: 'page not an integer', value: example('invalid-query', 'page must be an integer ≥ 1; got "1.5".') },
+      page_size: { summary: 'page_size out of range', value: problemExample('invalid-query', 'page_size must be an integer from 1 to 100; got "500".') },
+      page: { summary: 'page not an integer', value: problemExample('invalid-query', 'page must be an integer ≥ 1; got "1.5".') },
       other_parameter: {
         summary: 'Another query parameter',
-        value: example('invalid-query', `Unsupported query parameter "sort": supported parameters: ${parameters}.`),
+        value: problemExample('invalid-query', `Unsupported query parameter "sort": supported parameters: ${parameters}.`),
       },
     }),
   );
@@ -268,7 +247,7 @@ export class PayoutsController {
   @ApiOkResponse({ description: 'The statement.', type: PayoutStatementDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: PAID_STATEMENT_EXAMPLE })
   @ApiNotFoundResponse(
     problemResponse("No statement with this id belongs to the calling platform (also when it belongs to another platform: existence is never revealed).", {
-      unknown: { summary: 'Unknown or not the caller’s', value: example('statement-not-found', NOT_FOUND) },
+      unknown: { summary: 'Unknown or not the caller’s', value: problemExample('statement-not-found', NOT_FOUND) },
     }),
   )
   @NO_QUERY_422

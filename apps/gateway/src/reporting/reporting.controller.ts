@@ -11,8 +11,6 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
   ApiUnprocessableEntityResponse,
-  getSchemaPath,
-  type ApiResponseNoStatusOptions,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGGER } from '#libs/bootstrap';
@@ -24,7 +22,8 @@ import { Principal, type PlatformPrincipal } from '../auth/principal.js';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { API_KEY_SECURITY } from '../docs/api-docs.js';
 import { ProblemDto } from '../http/problem.dto.js';
-import { PROBLEM_TYPES, ProblemException, problemType, type ProblemDetails, type ProblemSlug } from '../http/problem.js';
+import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
+import { ProblemException } from '../http/problem.js';
 import { PREPARING_EXAMPLE, PreparingReportDto, REPORT_EXAMPLE, ReportDto } from './reporting.dto.js';
 import { parseReportingQuery } from './reporting-query.js';
 
@@ -37,31 +36,10 @@ const UNAVAILABLE = 'Reporting is temporarily unavailable; retry later.';
 
 // --- OpenAPI description of the responses (DESIGN §5); the handler below is the behaviour. ---
 
-const REQUEST_ID_HEADER_DOC = {
-  'X-Request-Id': { description: "The caller's X-Request-Id when it is a plain token, else a generated one; quote it to support.", schema: { type: 'string' } },
-};
 const RETRY_AFTER_DOC = (seconds: number) => ({
   'Retry-After': { description: 'Seconds to wait before requesting again.', schema: { type: 'integer', example: seconds } },
 });
 const NO_STORE_DOC = { 'Cache-Control': { description: 'Reports are private and change every minute.', schema: { type: 'string', example: 'private, no-store' } } };
-
-function example(slug: ProblemSlug, detail: string): ProblemDetails {
-  const { status, title } = PROBLEM_TYPES[slug];
-  return { type: problemType(slug), title, status, detail };
-}
-
-/** A problem response: application/problem+json with named examples. */
-function problemResponse(
-  description: string,
-  examples: Record<string, { summary: string; value: ProblemDetails }>,
-  headers: Record<string, unknown> = {},
-): ApiResponseNoStatusOptions {
-  return {
-    description,
-    headers: { ...REQUEST_ID_HEADER_DOC, ...headers },
-    content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) }, examples } },
-  } as ApiResponseNoStatusOptions;
-}
 
 /**
  * GET /agent/reporting. Order of checks (DESIGN §5): the guard answers 401/403 first, then the
@@ -113,26 +91,26 @@ export class ReportingController {
     problemResponse(
       'The API key is missing, not sent as a Bearer credential, malformed, unknown or revoked, or an ID token was sent. Fix the key and header.',
       {
-        missing: { summary: 'No Authorization header', value: example('invalid-api-key', 'Send the platform API key as "Authorization: Bearer <API_KEY>".') },
-        unknown: { summary: 'Unknown or revoked key', value: example('invalid-api-key', 'The API key is invalid or has been revoked.') },
+        missing: { summary: 'No Authorization header', value: problemExample('invalid-api-key', 'Send the platform API key as "Authorization: Bearer <API_KEY>".') },
+        unknown: { summary: 'Unknown or revoked key', value: problemExample('invalid-api-key', 'The API key is invalid or has been revoked.') },
       },
       { 'WWW-Authenticate': { description: 'The Bearer challenge.', schema: { type: 'string', example: 'Bearer' } } },
     ),
   )
   @ApiForbiddenResponse(
     problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
-      unavailable: { summary: 'Suspended platform', value: example('account-unavailable', 'The platform account is unavailable; contact support.') },
+      unavailable: { summary: 'Suspended platform', value: problemExample('account-unavailable', 'The platform account is unavailable; contact support.') },
     }),
   )
   @ApiUnprocessableEntityResponse(
     problemResponse('time_range has an unsupported value, is repeated or empty, or another query parameter is present.', {
       unsupported_value: {
         summary: 'Unsupported time_range',
-        value: example('invalid-query', `Unsupported time_range "2w". Allowed values of time_range: ${TIME_RANGES.join(', ')}.`),
+        value: problemExample('invalid-query', `Unsupported time_range "2w". Allowed values of time_range: ${TIME_RANGES.join(', ')}.`),
       },
       other_parameter: {
         summary: 'Another query parameter',
-        value: example('invalid-query', 'Unsupported query parameter "agent_id": time_range is the only supported parameter.'),
+        value: problemExample('invalid-query', 'Unsupported query parameter "agent_id": time_range is the only supported parameter.'),
       },
     }),
   )
@@ -140,10 +118,10 @@ export class ReportingController {
     problemResponse(
       'Reporting (or authentication) is temporarily unavailable, or the instance is shutting down. Retry after Retry-After seconds.',
       {
-        reporting: { summary: 'Reporting unavailable', value: example('reporting-unavailable', UNAVAILABLE) },
+        reporting: { summary: 'Reporting unavailable', value: problemExample('reporting-unavailable', UNAVAILABLE) },
         authentication: {
           summary: 'Authentication unavailable',
-          value: example('service-unavailable', 'Authentication is temporarily unavailable; retry later.'),
+          value: problemExample('service-unavailable', 'Authentication is temporarily unavailable; retry later.'),
         },
       },
       RETRY_AFTER_DOC(UNAVAILABLE_RETRY_AFTER_SECONDS),
