@@ -62,6 +62,9 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     requestIdHeader: false,
     genReqId: requestIdOf,
     return503OnClosing: false,
+    // Path parameters up to the longest id any contract allows (200 characters, statement ids)
+    // plus percent-encoding headroom; Fastify's default of 100 answered 414 below that.
+    maxParamLength: 600,
     frameworkErrors: frameworkErrorHandler(problem, options.logger),
     clientErrorHandler: clientErrorHandler(problem, options.logger),
   });

@@ -54,8 +54,6 @@ export const PAYOUTS_ROLE = 'agent';
 export const PAYOUTS_RETRY_AFTER_SECONDS = 5;
 /** Longest statement id a statement can have (the event contract); a longer one is unknown. */
 const MAX_STATEMENT_ID_LENGTH = 200;
-/** Fastify's router refuses longer path parameters (maxParamLength, default 100) with 414. */
-const MAX_ROUTED_ID_LENGTH = 100;
 
 const UNAVAILABLE = 'Payouts are temporarily unavailable; retry later.';
 const NOT_FOUND = 'No statement with this id exists for this platform.';
@@ -240,8 +238,8 @@ export class PayoutsController {
   )
   @ApiParam({
     name: 'statement_id',
-    description: `Identifier of the statement (at most ${MAX_ROUTED_ID_LENGTH} characters reach the route; a longer path segment is answered 414).`,
-    schema: { type: 'string', minLength: 1, maxLength: MAX_ROUTED_ID_LENGTH },
+    description: `Identifier of the statement (at most ${MAX_STATEMENT_ID_LENGTH} characters; a longer one is unknown: 404).`,
+    schema: { type: 'string', minLength: 1, maxLength: MAX_STATEMENT_ID_LENGTH },
     example: PAID_STATEMENT_EXAMPLE.statement_id,
   })
   @ApiOkResponse({ description: 'The statement.', type: PayoutStatementDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: PAID_STATEMENT_EXAMPLE })
