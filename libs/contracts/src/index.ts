@@ -7,3 +7,4 @@ export * from './rpc.js';
 export * from './fast-validation.js';
 export * from './timezone.dto.js';
 export * from './payouts.dto.js';
+export * from './recommendations.dto.js';

@@ -56,6 +56,7 @@ export const RpcSubjects = {
   payoutsStatementsList: 'payouts.v1.statements.list',
   payoutsStatementGet: 'payouts.v1.statement.get',
   payoutsHistoryList: 'payouts.v1.history.list',
+  recommend: 'recommendations.v1.recommend',
 } as const;
 
 /** Core NATS broadcasts (no JetStream): cache invalidation between replicas. */
@@ -75,6 +76,7 @@ export const QueueGroups = {
   reporting: 'reporting-projection',
   timezoneSettings: 'timezone-settings',
   payouts: 'payouts-read',
+  recommendations: 'recommendations',
 } as const;
 
 /** Header that carries the request id across NATS hops for log correlation. */
