@@ -1,5 +1,8 @@
-// @vendor/weave-node against real local HTTP servers. The BUILT package (libs/weave-node/dist)
-// is what runs here: it is built before the tests when missing or older than its sources.
+// @vendor/weave-node against real local HTTP servers: the request it sends, how it reads answers
+// and errors, validation, and where the key must never appear. Retries, backoff, abort and
+// timeouts are in test/integration/weave-node-retries.spec.ts; the packed tarball in
+// test/integration/weave-node-packaging.spec.ts. The BUILT package (libs/weave-node/dist) is what
+// runs here: it is built before the tests when missing or older than its sources.
 import { execFileSync } from 'node:child_process';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -59,6 +62,12 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers: 
   res.end(JSON.stringify(body));
 }
 
+/** An RFC 9457 problem, as the gateway answers errors. */
+function problem(res: http.ServerResponse, status: number, fields: { type?: string; title?: string; detail?: string }): void {
+  res.writeHead(status, { 'content-type': 'application/problem+json', 'x-request-id': 'req_problem' });
+  res.end(JSON.stringify({ status, ...fields }));
+}
+
 const RECOMMENDATION = {
   recommendation_id: 'rec_1',
   ad_id: 'ad_1',
@@ -102,7 +111,7 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
-describe('@vendor/weave-node ServiceClient (built package, real HTTP server)', () => {
+describe('@vendor/weave-node ServiceClient: request, answers, validation (built package, real HTTP server)', () => {
   it('found: posts the snake_case body with bearer key and idempotency key, maps SPEC fields only', async () => {
     const s = await server((_req, res) => json(res, 200, { recommendations: [RECOMMENDATION], request_id: 'req_42' }));
     const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url });
@@ -126,6 +135,8 @@ describe('@vendor/weave-node ServiceClient (built package, real HTTP server)', (
     expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(request.headers['content-type']).toBe('application/json');
     expect(request.headers['idempotency-key']).toMatch(/^weave-[0-9a-f]{48}$/);
+    expect(request.headers['user-agent']).toMatch(/^@vendor\/weave-node\/\d+\.\d+\.\d+ node\/v\d+/);
+    expect(request.headers['x-retry-count']).toBe('0');
     expect(JSON.parse(request.body)).toEqual({
       session_id: 'sess-1',
       message_id: 'msg-1',
@@ -147,9 +158,23 @@ describe('@vendor/weave-node ServiceClient (built package, real HTTP server)', (
     const result = await client.getRecommendationsForWeave(OPTIONS);
     expect(result.found).toBe(false);
     expect(typeof result.error).toBe('string');
+    expect(result.error).not.toBe('');
     expect(result.recommendations).toBeUndefined();
     expect(result.requestId).toBe('req_7');
     expect(s.seen).toHaveLength(1);
+  });
+
+  it("not found with the service's message: the wire contract's body { request_id, query, recommendations: [], error }", async () => {
+    const s = await server((_req, res) =>
+      json(res, 200, { request_id: 'req_8', query: OPTIONS.query, recommendations: [], error: 'No recommendation matches this query.' }),
+    );
+    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url });
+    expect(await client.getRecommendationsForWeave(OPTIONS)).toEqual({
+      found: false,
+      error: 'No recommendation matches this query.',
+      query: OPTIONS.query,
+      requestId: 'req_8',
+    });
   });
 
   it('the same sessionId + messageId gives the same Idempotency-Key; another message another key', async () => {
@@ -163,114 +188,78 @@ describe('@vendor/weave-node ServiceClient (built package, real HTTP server)', (
     expect(keys[2]).not.toBe(keys[0]);
   });
 
-  it('401 → ServiceAuthenticationError, not retried, key absent from the message', async () => {
+  it('401 problem → ServiceAuthenticationError whose message is the detail; a key echoed by the server is redacted everywhere', async () => {
     // A careless server echoing the credential must not make the key leak through the error.
-    const s = await server((req, res) => json(res, 401, { error: { code: 'invalid_api_key', message: `bad key ${req.headers.authorization}` } }));
-    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url, maxRetries: 3 });
-    const error = await rejection(client.getRecommendationsForWeave(OPTIONS));
+    const s = await server((req, res) =>
+      problem(res, 401, {
+        type: 'https://docs.weave.example/problems/invalid-api-key',
+        title: 'Invalid or missing API key',
+        detail: `Send the platform API key as a bearer credential (got ${req.headers.authorization}).`,
+      }),
+    );
+    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url, maxRetries: 0 });
+    const error = (await rejection(client.getRecommendationsForWeave(OPTIONS))) as InstanceType<WeaveNode['ServiceAuthenticationError']>;
     expect(error).toBeInstanceOf(lib.ServiceAuthenticationError);
+    expect(error).toBeInstanceOf(lib.ServiceRequestError);
     expect(error).toBeInstanceOf(lib.ServiceError);
-    expect((error as InstanceType<WeaveNode['ServiceAuthenticationError']>).status).toBe(401);
-    expect((error as InstanceType<WeaveNode['ServiceAuthenticationError']>).code).toBe('invalid_api_key');
-    expect(s.seen).toHaveLength(1);
-    for (const text of [error.message, String(error), error.stack || '', inspect(error), JSON.stringify(error)]) {
+    expect(error.name).toBe('ServiceAuthenticationError');
+    expect(error.status).toBe(401);
+    expect(error.message).toBe('Send the platform API key as a bearer credential (got Bearer [redacted]).');
+    expect(error.detail).toBe(error.message);
+    expect(error.title).toBe('Invalid or missing API key');
+    expect(error.type).toBe('https://docs.weave.example/problems/invalid-api-key');
+    expect(error.code).toBe('invalid-api-key');
+    expect(error.requestId).toBe('req_problem');
+    for (const text of [error.message, String(error), error.stack || '', inspect(error, { showHidden: true, depth: 5 }), JSON.stringify(error)]) {
       expect(text).not.toContain(API_KEY);
     }
   });
 
-  it('403 → ServiceAuthenticationError, not retried', async () => {
-    const s = await server((_req, res) => json(res, 403, { error: 'account unavailable' }));
+  it('a problem without detail gives its title as the message; a legacy { error: { code, message } } body is read too', async () => {
+    const titled = await server((_req, res) => problem(res, 403, { type: 'https://docs.weave.example/problems/account-unavailable', title: 'Platform account unavailable' }));
+    const legacy = await server((_req, res) => json(res, 404, { error: { code: 'no_route', message: 'nope' } }, { 'x-request-id': 'req_bad' }));
+    const bare = await server((_req, res) => {
+      res.writeHead(400, { 'content-type': 'text/html' });
+      res.end('<html>bad request</html>');
+    });
+    const forbidden = (await rejection(
+      new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: titled.url }).getRecommendationsForWeave(OPTIONS),
+    )) as InstanceType<WeaveNode['ServiceAuthenticationError']>;
+    expect(forbidden).toBeInstanceOf(lib.ServiceAuthenticationError);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.message).toBe('Platform account unavailable');
+    expect(forbidden.code).toBe('account-unavailable');
+    const notFound = (await rejection(
+      new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: legacy.url }).getRecommendationsForWeave(OPTIONS),
+    )) as InstanceType<WeaveNode['ServiceRequestError']>;
+    expect(notFound).toBeInstanceOf(lib.ServiceRequestError);
+    expect(notFound).not.toBeInstanceOf(lib.ServiceAuthenticationError);
+    expect([notFound.status, notFound.message, notFound.code, notFound.requestId]).toEqual([404, 'nope', 'no_route', 'req_bad']);
+    const badRequest = (await rejection(
+      new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: bare.url }).getRecommendationsForWeave(OPTIONS),
+    )) as InstanceType<WeaveNode['ServiceRequestError']>;
+    expect(badRequest).toBeInstanceOf(lib.ServiceRequestError);
+    expect(badRequest.status).toBe(400);
+    expect(badRequest.message).toBe('The service answered 400.');
+    expect(badRequest.detail).toBeUndefined();
+  });
+
+  it.each([
+    ['a body that is not JSON', 'not json'],
+    ['recommendations that are not an array', JSON.stringify({ recommendations: {} })],
+    ['a recommendation without click_url', JSON.stringify({ recommendations: [{ ...RECOMMENDATION, click_url: undefined }] })],
+    ['a relevance score above 100', JSON.stringify({ recommendations: [{ ...RECOMMENDATION, contextual_relevance_score: 101 }] })],
+    ['a creative_input that is not an object', JSON.stringify({ recommendations: [{ ...RECOMMENDATION, creative_input: 'x' }] })],
+  ])('200 with %s → ServiceResponseError (not retried)', async (_what, body) => {
+    const s = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_odd' });
+      res.end(body);
+    });
     const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url });
-    const error = await rejection(client.getRecommendationsForWeave(OPTIONS));
-    expect(error).toBeInstanceOf(lib.ServiceAuthenticationError);
-    expect(s.seen).toHaveLength(1);
-  });
-
-  it.each([400, 404, 422])('%i → ServiceRequestError with the status, never retried', async (status) => {
-    const s = await server((_req, res) => json(res, status, { error: { message: 'nope' } }, { 'x-request-id': 'req_bad' }));
-    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url, maxRetries: 3 });
-    const error = await rejection(client.getRecommendationsForWeave(OPTIONS));
-    expect(error).toBeInstanceOf(lib.ServiceRequestError);
-    expect(error).not.toBeInstanceOf(lib.ServiceAuthenticationError);
-    expect((error as InstanceType<WeaveNode['ServiceRequestError']>).status).toBe(status);
-    expect((error as InstanceType<WeaveNode['ServiceRequestError']>).requestId).toBe('req_bad');
-    expect(s.seen).toHaveLength(1);
-  });
-
-  it('500 then 200: retried once after a backoff, same Idempotency-Key', async () => {
-    const s = await server((_req, res, attempt) =>
-      attempt === 1 ? json(res, 500, { error: 'boom' }) : json(res, 200, { recommendations: [RECOMMENDATION], request_id: 'req_ok' }),
-    );
-    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url });
-    const result = await client.getRecommendationsForWeave(OPTIONS);
-    expect(result.found).toBe(true);
-    expect(s.seen).toHaveLength(2);
-    expect(s.seen[1].headers['idempotency-key']).toBe(s.seen[0].headers['idempotency-key']);
-    // A backoff happened (0.5 s minus at most 25 % jitter); the exact value is not asserted.
-    expect(s.seen[1].at - s.seen[0].at).toBeGreaterThanOrEqual(300);
-  });
-
-  it('5xx every time: 1 + maxRetries attempts, then ServiceRequestError with the status', async () => {
-    const s = await server((_req, res) => json(res, 503, { error: 'unavailable' }));
-    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url, maxRetries: 2 });
-    const error = await rejection(client.getRecommendationsForWeave(OPTIONS));
-    expect(error).toBeInstanceOf(lib.ServiceRequestError);
-    expect((error as InstanceType<WeaveNode['ServiceRequestError']>).status).toBe(503);
-    expect(s.seen).toHaveLength(3);
-  });
-
-  it('429 with Retry-After: 1 is honoured, then succeeds', async () => {
-    const s = await server((_req, res, attempt) =>
-      attempt === 1 ? json(res, 429, { error: 'slow down' }, { 'retry-after': '1' }) : json(res, 200, { recommendations: [], request_id: 'r' }),
-    );
-    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url });
-    const result = await client.getRecommendationsForWeave(OPTIONS);
-    expect(result.found).toBe(false);
-    expect(s.seen).toHaveLength(2);
-    expect(s.seen[1].at - s.seen[0].at).toBeGreaterThanOrEqual(900);
-  });
-
-  it('a server that resets connections: retried, then ServiceConnectionError', async () => {
-    const s = await server((req) => req.socket.destroy());
-    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url, maxRetries: 2 });
-    const error = await rejection(client.getRecommendationsForWeave(OPTIONS));
-    expect(error).toBeInstanceOf(lib.ServiceConnectionError);
-    expect(s.seen).toHaveLength(3);
-    expect(error.message).not.toContain(API_KEY);
-  });
-
-  it('an attempt that outlives timeoutMs is a timed-out ServiceConnectionError after the retries', async () => {
-    const s = await server(() => undefined); // never answers
-    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url, timeoutMs: 200, maxRetries: 1 });
-    const error = await rejection(client.getRecommendationsForWeave(OPTIONS));
-    expect(error).toBeInstanceOf(lib.ServiceConnectionError);
-    expect((error as InstanceType<WeaveNode['ServiceConnectionError']>).timedOut).toBe(true);
-    expect(s.seen).toHaveLength(2);
-  });
-
-  it('abort mid-request → ServiceAbortError and no further attempt', async () => {
-    const s = await server(() => undefined); // holds the request open
-    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url, maxRetries: 3 });
-    const controller = new AbortController();
-    const pending = client.getRecommendationsForWeave(OPTIONS, { signal: controller.signal });
-    while (s.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    controller.abort();
-    const error = await rejection(pending);
-    expect(error).toBeInstanceOf(lib.ServiceAbortError);
-    await new Promise((resolve) => setTimeout(resolve, 1200)); // longer than the first backoff
-    expect(s.seen).toHaveLength(1);
-  });
-
-  it('abort during the backoff → ServiceAbortError and no further attempt', async () => {
-    const s = await server((_req, res) => json(res, 500, { error: 'boom' }));
-    const client = new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: s.url, maxRetries: 3 });
-    const controller = new AbortController();
-    const pending = client.getRecommendationsForWeave(OPTIONS, { signal: controller.signal });
-    while (s.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    controller.abort();
-    expect(await rejection(pending)).toBeInstanceOf(lib.ServiceAbortError);
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const error = (await rejection(client.getRecommendationsForWeave(OPTIONS))) as InstanceType<WeaveNode['ServiceResponseError']>;
+    expect(error).toBeInstanceOf(lib.ServiceResponseError);
+    expect(error.status).toBe(200);
+    expect(error.requestId).toBe('req_odd');
     expect(s.seen).toHaveLength(1);
   });
 
@@ -304,6 +293,13 @@ describe('@vendor/weave-node ServiceClient (built package, real HTTP server)', (
       const error = await rejection(client.getRecommendationsForWeave(options as Parameters<typeof client.getRecommendationsForWeave>[0]));
       expect(error).toBeInstanceOf(lib.ServiceConfigurationError);
     }
+    const invalidCallOptions: unknown[] = [{ timeoutMs: 0 }, { timeoutMs: Number.NaN }, { maxRetries: -1 }, { maxRetries: 1.5 }, { signal: 'stop' }];
+    for (const callOptions of invalidCallOptions) {
+      const error = await rejection(
+        client.getRecommendationsForWeave(OPTIONS, callOptions as Parameters<typeof client.getRecommendationsForWeave>[1]),
+      );
+      expect(error).toBeInstanceOf(lib.ServiceConfigurationError);
+    }
     expect(s.seen).toHaveLength(0);
   });
 
@@ -313,7 +309,23 @@ describe('@vendor/weave-node ServiceClient (built package, real HTTP server)', (
         lib.ServiceConfigurationError,
       );
     }
+    // A key that cannot travel in a header is refused at construction, and not echoed.
+    for (const apiKey of [`${API_KEY}\nX-Injected: 1`, 'sk_test_with space', 'sk_test_é']) {
+      let thrown: unknown;
+      try {
+        new lib.ServiceClient({ apiKey });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(lib.ServiceConfigurationError);
+      expect((thrown as Error).message).not.toContain(apiKey.slice(0, 12));
+    }
     expect(() => new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: 'ftp://x' })).toThrow(lib.ServiceConfigurationError);
+    expect(() => new lib.ServiceClient({ apiKey: API_KEY, apiBaseUrl: 'https://user:pw@host.example' })).toThrow(lib.ServiceConfigurationError);
+    expect(() => new lib.ServiceClient({ apiKey: API_KEY, timeoutMs: 0 })).toThrow(lib.ServiceConfigurationError);
+    expect(new lib.ServiceClient({ apiKey: API_KEY }).maxRetries).toBe(lib.DEFAULT_MAX_RETRIES);
+    expect(lib.DEFAULT_MAX_RETRIES).toBe(2);
+    expect(new lib.ServiceClient({ apiKey: API_KEY }).timeoutMs).toBe(lib.DEFAULT_TIMEOUT_MS);
     expect(() => new lib.ServiceClient({ apiKey: API_KEY, maxRetries: -1 })).toThrow(lib.ServiceConfigurationError);
     const previous = process.env.SERVICE_API_BASE_URL;
     try {

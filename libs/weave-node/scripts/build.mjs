@@ -5,16 +5,22 @@
 //   node scripts/build.mjs --if-stale rebuild only when dist is missing or older than src/ or
 //                                     the build configuration (used by the tests)
 //
-// The output is assembled in a temporary folder and swapped in with one rename, so that two
-// test workers building at the same time never see a half-written dist.
+// Test workers may build at the same time: one builds under a lock (a directory created
+// atomically) while the others wait for it and then find dist fresh. The output is assembled in a
+// temporary folder and each file is moved into dist with one rename, so a reader never sees a
+// half-written file nor a missing dist.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const stamp = join(dist, '.build-stamp');
+const lock = join(root, '.build-lock');
+const LOCK_STALE_MS = 5 * 60 * 1000;
+const LOCK_WAIT_MS = 3 * 60 * 1000;
+const OUTPUTS = ['esm/index.mjs', 'esm/index.d.mts', 'cjs/index.cjs', 'cjs/index.d.cts', 'cjs/index.d.ts'];
 
 function newestInput() {
   const inputs = [join(root, 'tsconfig.json'), join(root, 'tsconfig.cjs.json'), join(root, 'package.json'), fileURLToPath(import.meta.url)];
@@ -22,9 +28,12 @@ function newestInput() {
   return Math.max(...inputs.map((file) => statSync(file).mtimeMs));
 }
 
-if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= newestInput()) {
-  process.exit(0);
+function fresh() {
+  return existsSync(stamp) && statSync(stamp).mtimeMs >= newestInput() && OUTPUTS.every((file) => existsSync(join(dist, file)));
 }
+
+const ifStale = process.argv.includes('--if-stale');
+if (ifStale && fresh()) process.exit(0);
 
 function findTsc() {
   let dir = root;
@@ -37,30 +46,58 @@ function findTsc() {
   }
 }
 
-const tsc = findTsc();
-const work = join(root, `.dist-${process.pid}-${Date.now()}`);
-rmSync(work, { recursive: true, force: true });
-try {
-  const esm = join(work, 'esm');
-  const cjs = join(work, 'cjs');
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', esm], { stdio: 'inherit' });
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.cjs.json'), '--outDir', cjs], { stdio: 'inherit' });
-  // Single-file source: no relative specifiers to rewrite, only the file names change.
-  renameSync(join(esm, 'index.js'), join(esm, 'index.mjs'));
-  renameSync(join(esm, 'index.d.ts'), join(esm, 'index.d.mts'));
-  renameSync(join(cjs, 'index.js'), join(cjs, 'index.cjs'));
-  // index.d.cts for the exports map (node16/nodenext/bundler), index.d.ts for the top-level
-  // "types" field that TypeScript before 4.7 reads.
-  copyFileSync(join(cjs, 'index.d.ts'), join(cjs, 'index.d.cts'));
-  writeFileSync(join(work, '.build-stamp'), new Date().toISOString() + '\n');
-  rmSync(dist, { recursive: true, force: true });
-  mkdirSync(dirname(dist), { recursive: true });
-  try {
-    renameSync(work, dist);
-  } catch (error) {
-    // Another build swapped its output in first; it is built from the same sources.
-    if (!existsSync(stamp)) throw error;
+function acquireLock() {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      return;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+    }
+    try {
+      // A builder that died without releasing its lock: take the lock over.
+      if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, { recursive: true, force: true });
+    } catch {
+      // released meanwhile
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
   }
-} finally {
+}
+
+function build() {
+  const tsc = findTsc();
+  const work = join(root, `.dist-${process.pid}-${Date.now()}`);
   rmSync(work, { recursive: true, force: true });
+  try {
+    const esm = join(work, 'esm');
+    const cjs = join(work, 'cjs');
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', esm], { stdio: 'inherit' });
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.cjs.json'), '--outDir', cjs], { stdio: 'inherit' });
+    // Single-file source: no relative specifiers to rewrite, only the file names change.
+    renameSync(join(esm, 'index.js'), join(esm, 'index.mjs'));
+    renameSync(join(esm, 'index.d.ts'), join(esm, 'index.d.mts'));
+    renameSync(join(cjs, 'index.js'), join(cjs, 'index.cjs'));
+    // index.d.cts for the exports map (node16/nodenext/bundler), index.d.ts for the top-level
+    // "types" field that TypeScript before 4.7 reads.
+    copyFileSync(join(cjs, 'index.d.ts'), join(cjs, 'index.d.cts'));
+    // The stamp goes last: its presence means every output is in place.
+    rmSync(stamp, { force: true });
+    for (const file of OUTPUTS) {
+      mkdirSync(dirname(join(dist, file)), { recursive: true });
+      renameSync(join(work, file), join(dist, file));
+    }
+    writeFileSync(stamp, new Date().toISOString() + '\n');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+acquireLock();
+try {
+  // Another builder may have finished while this one waited for the lock.
+  if (!(ifStale && fresh())) build();
+} finally {
+  rmSync(lock, { recursive: true, force: true });
 }

@@ -132,6 +132,8 @@ export interface ServiceRequestOptions {
   signal?: ServiceAbortSignal;
   /** Overrides the client's per-attempt timeout for this call. */
   timeoutMs?: number;
+  /** Overrides the client's maxRetries for this call (0 disables retries). */
+  maxRetries?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -155,28 +157,71 @@ export class ServiceConfigurationError extends ServiceError {
   }
 }
 
-/** Base of errors carrying an HTTP status answered by the service. */
+/** Fields of an HTTP error answer, as ServiceRequestError and its subclasses carry them. */
+export interface ServiceErrorDetails {
+  /** Request identifier of the answer (body request_id or X-Request-Id header), when given. */
+  requestId?: string;
+  /** Machine-readable code: the body's code, else the last segment of the problem type URI. */
+  code?: string;
+  /** RFC 9457 problem type URI, when the body is a problem. */
+  type?: string;
+  /** RFC 9457 title, when the body is a problem. */
+  title?: string;
+  /** RFC 9457 detail, when the body is a problem. */
+  detail?: string;
+  /** Wait the service asked for (Retry-After), in milliseconds, when it sent one. */
+  retryAfterMs?: number;
+}
+
+/**
+ * The service answered with an HTTP error status (after the retries, for retryable statuses).
+ * The message is the problem's detail, else its title, else a generic sentence.
+ */
 export class ServiceRequestError extends ServiceError {
   /** HTTP status of the answer. */
   readonly status: number;
   /** Request identifier of the answer, when the service gave one. */
   readonly requestId: string | undefined;
-  /** Machine-readable error code of the answer body, when present. */
+  /** Machine-readable error code of the answer, when present. */
   readonly code: string | undefined;
-  constructor(message: string, status: number, requestId?: string, code?: string) {
+  /** RFC 9457 problem type URI, when present. */
+  readonly type: string | undefined;
+  /** RFC 9457 problem title, when present. */
+  readonly title: string | undefined;
+  /** RFC 9457 problem detail, when present. */
+  readonly detail: string | undefined;
+  /** Retry-After of the answer in milliseconds, when present. */
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, status: number, details?: ServiceErrorDetails) {
     super(message);
     this.name = 'ServiceRequestError';
     this.status = status;
-    this.requestId = requestId;
-    this.code = code;
+    const d = details || {};
+    this.requestId = d.requestId;
+    this.code = d.code;
+    this.type = d.type;
+    this.title = d.title;
+    this.detail = d.detail;
+    this.retryAfterMs = d.retryAfterMs;
   }
 }
 
-/** 401 (key invalid or not sent) or 403 (platform account unavailable). Never retried. */
+/**
+ * 401 (key invalid or not sent: a configuration fault, fix SERVICE_API_KEY) or 403 (platform
+ * account unavailable: contact support). Never retried.
+ */
 export class ServiceAuthenticationError extends ServiceRequestError {
-  constructor(message: string, status: number, requestId?: string, code?: string) {
-    super(message, status, requestId, code);
+  constructor(message: string, status: number, details?: ServiceErrorDetails) {
+    super(message, status, details);
     this.name = 'ServiceAuthenticationError';
+  }
+}
+
+/** 429: still rate limited after the retries; retryAfterMs says how long the service asked to wait. */
+export class ServiceRateLimitError extends ServiceRequestError {
+  constructor(message: string, status: number, details?: ServiceErrorDetails) {
+    super(message, status, details);
+    this.name = 'ServiceRateLimitError';
   }
 }
 
@@ -226,7 +271,8 @@ interface AttemptOutcome {
 }
 
 class AttemptFailure {
-  constructor(readonly message: string, readonly timedOut: boolean) {}
+  /** retryable is false only when Node refused to send the request at all (same input, same refusal). */
+  constructor(readonly message: string, readonly timedOut: boolean, readonly retryable = true) {}
 }
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -250,16 +296,19 @@ export class ServiceClient {
         'apiKey is required: pass new ServiceClient({ apiKey: process.env.SERVICE_API_KEY }) with a non-empty key.',
       );
     }
+    // A key that cannot travel in an HTTP header (a pasted line break, a space, a non-ASCII
+    // character) is refused here, without echoing it, rather than by Node at request time.
+    if (!/^[\x21-\x7e]+$/.test(apiKey.trim())) {
+      throw new ServiceConfigurationError('apiKey contains characters an API key cannot have (spaces, line breaks or non-ASCII). Check SERVICE_API_KEY.');
+    }
     const envBase = typeof process !== 'undefined' && process.env ? process.env.SERVICE_API_BASE_URL : undefined;
     const base = options.apiBaseUrl !== undefined ? options.apiBaseUrl : envBase || DEFAULT_API_BASE_URL;
     this.apiBaseUrl = normalizeBaseUrl(base);
     this.timeoutMs = positiveNumber(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
     if (options.maxRetries === undefined) {
       this.maxRetries = DEFAULT_MAX_RETRIES;
-    } else if (typeof options.maxRetries === 'number' && Number.isInteger(options.maxRetries) && options.maxRetries >= 0) {
-      this.maxRetries = options.maxRetries;
     } else {
-      throw new ServiceConfigurationError('maxRetries must be a non-negative integer.');
+      this.maxRetries = retryCount(options.maxRetries);
     }
     apiKeys.set(this, apiKey.trim());
     Object.defineProperty(this, INSPECT, {
@@ -286,7 +335,11 @@ export class ServiceClient {
     const body = buildRequestBody(options);
     const callOptions = requestOptions || {};
     const signal = callOptions.signal;
+    if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
+      throw new ServiceConfigurationError('signal must be an AbortSignal when given.');
+    }
     const timeoutMs = positiveNumber(callOptions.timeoutMs, this.timeoutMs, 'timeoutMs');
+    const maxRetries = callOptions.maxRetries === undefined ? this.maxRetries : retryCount(callOptions.maxRetries);
     const apiKey = apiKeys.get(this);
     if (apiKey === undefined) throw new ServiceConfigurationError('This ServiceClient was not constructed properly.');
     const payload = JSON.stringify(body);
@@ -304,9 +357,9 @@ export class ServiceClient {
       if (signal && signal.aborted) throw new ServiceAbortError();
       headers['x-retry-count'] = String(attempt);
       const outcome: AttemptOutcome | AttemptFailure = await sendOnce(url, headers, payload, timeoutMs, signal);
-      const retriesLeft = attempt < this.maxRetries;
+      const retriesLeft = attempt < maxRetries;
       if (outcome instanceof AttemptFailure) {
-        if (!retriesLeft) {
+        if (!retriesLeft || !outcome.retryable) {
           throw new ServiceConnectionError(
             redact(
               outcome.timedOut
@@ -326,13 +379,13 @@ export class ServiceClient {
         await sleep(retryDelayMs(attempt + 1, outcome.headers), signal);
         continue;
       }
-      throw httpError(outcome, apiKey);
+      throw httpError(outcome, apiKey, attempt + 1);
     }
   }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Helpers (exported for tests through nothing: internal)
+// Helpers (internal, not exported)
 // ---------------------------------------------------------------------------------------------
 
 function normalizeBaseUrl(value: unknown): string {
@@ -352,6 +405,13 @@ function normalizeBaseUrl(value: unknown): string {
     throw new ServiceConfigurationError('apiBaseUrl must not carry credentials; pass the key as apiKey.');
   }
   return (parsed.origin + parsed.pathname).replace(/\/+$/, '');
+}
+
+function retryCount(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new ServiceConfigurationError('maxRetries must be a non-negative integer.');
+  }
+  return value;
 }
 
 function positiveNumber(value: unknown, fallback: number, name: string): number {
@@ -452,12 +512,14 @@ function parseRetryAfter(headers: http.IncomingHttpHeaders): number | undefined 
 }
 
 /**
- * Delay before retry number `retry` (1-based): Retry-After when the service sent it (capped at
- * 60 s), else 0.5 s doubling per retry, capped at 8 s, minus up to 25 % jitter.
+ * Delay before retry number `retry` (1-based): the service's Retry-After (or Retry-After-Ms) when
+ * it asks for a wait of at most 60 s; otherwise (no header, an unreadable one, or a longer wait
+ * than 60 s) 0.5 s doubling per retry, capped at 8 s, minus up to 25 % jitter — as openai-node
+ * and stripe-node do.
  */
 function retryDelayMs(retry: number, headers: http.IncomingHttpHeaders | undefined): number {
   const retryAfter = headers ? parseRetryAfter(headers) : undefined;
-  if (retryAfter !== undefined) return Math.min(retryAfter, MAX_RETRY_AFTER_MS);
+  if (retryAfter !== undefined && retryAfter <= MAX_RETRY_AFTER_MS) return retryAfter;
   const step = Math.min(MAX_RETRY_DELAY_MS, INITIAL_RETRY_DELAY_MS * Math.pow(2, retry - 1));
   return step * (1 - Math.random() * 0.25);
 }
@@ -497,7 +559,16 @@ function sendOnce(
       if (signal) signal.removeEventListener('abort', onAbort);
       action();
     };
-    const req = transport.request(url, { method: 'POST', headers }, (res) => {
+    let req: http.ClientRequest;
+    try {
+      req = transport.request(url, { method: 'POST', headers }, onResponse);
+    } catch (error) {
+      // Node refuses some requests synchronously (an invalid header value, for example): that is
+      // a failure of this attempt like any other, never a raw exception out of the client.
+      resolve(new AttemptFailure(describeNetworkError(error as Error), false, false));
+      return;
+    }
+    function onResponse(res: http.IncomingMessage): void {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -513,7 +584,7 @@ function sendOnce(
       });
       res.on('aborted', () => failed(new Error('connection closed before the answer was complete')));
       res.on('error', failed);
-    });
+    }
     function failed(error: Error): void {
       if (aborted) return finish(() => reject(new ServiceAbortError()));
       finish(() => resolve(new AttemptFailure(timedOut ? 'timed out' : describeNetworkError(error), timedOut)));
@@ -559,23 +630,47 @@ function stringField(record: Record<string, unknown>, name: string): string | un
   return typeof value === 'string' ? value : undefined;
 }
 
-function httpError(outcome: AttemptOutcome, apiKey: string): ServiceError {
+/** Last path segment of a problem type URI (https://…/problems/invalid-api-key → invalid-api-key). */
+function problemCode(type: string | undefined): string | undefined {
+  if (type === undefined || type === 'about:blank') return undefined;
+  const segment = type.replace(/[?#].*$/, '').replace(/\/+$/, '').split('/').pop();
+  return segment ? segment : undefined;
+}
+
+const GENERIC_MESSAGES: Record<number, string> = {
+  401: 'The API key is invalid or was not sent. Check SERVICE_API_KEY.',
+  403: 'The platform account is unavailable. Contact support.',
+  429: 'Too many requests.',
+};
+
+/**
+ * The error for an HTTP error answer. An RFC 9457 problem body gives the message (its detail,
+ * else its title); other JSON bodies ({ error: { code, message } }, { message }, { error }) are
+ * read too. Every text taken from the answer is redacted of the key, in case a server echoes it.
+ */
+function httpError(outcome: AttemptOutcome, apiKey: string, attempts: number): ServiceError {
   const parsed = parseJson(outcome.body);
   const record = isRecord(parsed) ? parsed : {};
-  const nested = isRecord(record.error) ? record.error : record;
-  const code = stringField(nested, 'code') || stringField(record, 'code');
-  const detail = stringField(nested, 'message') || stringField(record, 'message') || stringField(record, 'error');
-  const requestId = stringField(record, 'request_id') || headerValue(outcome.headers, 'x-request-id');
+  const nested = isRecord(record.error) ? record.error : {};
+  const clean = (value: string | undefined): string | undefined => (value === undefined ? undefined : redact(value, apiKey));
+  const type = clean(stringField(record, 'type'));
+  const title = clean(stringField(record, 'title'));
+  const detail = clean(stringField(record, 'detail'));
+  const other = clean(stringField(nested, 'message') || stringField(record, 'message') || stringField(record, 'error'));
   const { status } = outcome;
-  if (status === 401 || status === 403) {
-    const message =
-      status === 401
-        ? 'Authentication failed (401): the API key is invalid or was not accepted. Check SERVICE_API_KEY.'
-        : 'Access denied (403): the platform account is unavailable. Contact support.';
-    return new ServiceAuthenticationError(redact(detail ? `${message} ${detail}` : message, apiKey), status, requestId, code);
-  }
-  const message = `The service answered ${status}${detail ? `: ${detail}` : '.'}`;
-  return new ServiceRequestError(redact(message, apiKey), status, requestId, code);
+  const details: ServiceErrorDetails = {
+    requestId: clean(stringField(record, 'request_id') || headerValue(outcome.headers, 'x-request-id')),
+    code: clean(stringField(nested, 'code') || stringField(record, 'code')) || problemCode(type),
+    type,
+    title,
+    detail,
+    retryAfterMs: parseRetryAfter(outcome.headers),
+  };
+  const generic = GENERIC_MESSAGES[status] || `The service answered ${status}${attempts > 1 ? ` (after ${attempts} attempts)` : ''}.`;
+  const message = detail || title || other || generic;
+  if (status === 401 || status === 403) return new ServiceAuthenticationError(message, status, details);
+  if (status === 429) return new ServiceRateLimitError(message, status, details);
+  return new ServiceRequestError(message, status, details);
 }
 
 function readResult(outcome: AttemptOutcome, query: string, apiKey: string): ServiceWaitResult {
@@ -592,7 +687,7 @@ function readResult(outcome: AttemptOutcome, query: string, apiKey: string): Ser
   const recommendations = list.map((entry, index) => toRecommendation(entry, index, outcome.status, requestId));
   const resultQuery = stringField(parsed, 'query') || query;
   if (recommendations.length === 0) {
-    const result: ServiceWaitResult = { found: false, error: stringField(parsed, 'error') || NOT_FOUND_MESSAGE, query: resultQuery };
+    const result: ServiceWaitResult = { found: false, error: redact(stringField(parsed, 'error') || NOT_FOUND_MESSAGE, apiKey), query: resultQuery };
     if (requestId !== undefined) result.requestId = requestId;
     return result;
   }
