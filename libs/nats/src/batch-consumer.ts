@@ -39,6 +39,7 @@ const batchSeconds = histogram('weave_consumer_batch_seconds', 'Time to apply an
 const pendingMessages = gauge('weave_consumer_pending_messages', 'Messages stored but not yet delivered to the consumer', ['durable']);
 const ackPendingMessages = gauge('weave_consumer_ack_pending_messages', 'Messages delivered to the consumer but not yet acked', ['durable']);
 const LAG_POLL_MS = 10_000;
+const OUTAGE_PAUSE_MAX_MS = 5_000;
 const settledTotal = counter('weave_consumer_messages_total', 'Messages settled by outcome', ['durable', 'outcome']);
 
 /** Exponential backoff with full jitter in its upper half: 0.5 s, 1 s, 2 s … capped. */
@@ -65,6 +66,9 @@ export class JetStreamBatchConsumer {
   private running = false;
   private loop?: Promise<void>;
   private lagTimer?: NodeJS.Timeout;
+  /** Pause before the next fetch after a batch failed on the infrastructure (0: none). */
+  private outagePauseMs = 0;
+  private wake?: () => void;
 
   constructor(
     private readonly nats: NatsClient,
@@ -90,6 +94,7 @@ export class JetStreamBatchConsumer {
   async stop(): Promise<void> {
     this.running = false;
     clearInterval(this.lagTimer);
+    this.wake?.();
     await this.loop;
   }
 
@@ -102,7 +107,12 @@ export class JetStreamBatchConsumer {
         const batch = await (next ?? this.fetch(consumer));
         // Fetch the next batch while this one is applied: the network and PostgreSQL overlap.
         next = this.running ? this.fetch(consumer) : undefined;
-        if (batch.length > 0) await this.process(batch);
+        const outage = batch.length > 0 && (await this.process(batch)) === 'transient';
+        // While the database (or whatever the handler needs) is down, every batch fails at once:
+        // without a pause the loop would race through the whole backlog, nak'ing every message
+        // and raising its delivery count and backoff. Wait (0.5 s doubling to 5 s) instead.
+        this.outagePauseMs = outage ? Math.min(OUTAGE_PAUSE_MAX_MS, Math.max(this.options.backoffBaseMs, this.outagePauseMs * 2)) : 0;
+        if (this.outagePauseMs > 0 && this.running) await this.pause(this.outagePauseMs);
       } catch (error) {
         next = undefined;
         if (!this.running) break;
@@ -133,11 +143,33 @@ export class JetStreamBatchConsumer {
       expires: this.options.fetchExpiresMs,
     });
     const batch: JsMsg[] = [];
-    for await (const message of messages) batch.push(message);
+    try {
+      for await (const message of messages) batch.push(message);
+    } catch (error) {
+      // The fetch ended early: two idle heartbeats missed (a busy or CPU-throttled process, a
+      // slow server) or the connection dropped. The messages received so far are delivered to
+      // this consumer; dropping them would leave them unacked for a whole ack_wait (60 s) and
+      // hold the ack floor, hence processed_through, back that long. Apply them; only a fetch
+      // that brought nothing reports the error.
+      if (batch.length === 0) throw error;
+      this.logger.warn({ err: error, durable: this.options.durable, received: batch.length }, 'fetch ended early; applying the messages received');
+    }
     return batch;
   }
 
-  private async process(batch: JsMsg[]): Promise<void> {
+  /** Waits `ms`, or less if the consumer is stopped meanwhile. */
+  private async pause(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      this.wake = resolve;
+    });
+    clearTimeout(timer);
+    this.wake = undefined;
+  }
+
+  /** Applies and settles a batch; 'transient' when it failed on the infrastructure and was handed back. */
+  private async process(batch: JsMsg[]): Promise<'settled' | 'transient'> {
     const end = batchSeconds.startTimer({ durable: this.options.durable });
     try {
       const outcomes = await this.handler(batch.map(toInbound));
@@ -146,6 +178,7 @@ export class JetStreamBatchConsumer {
       if (this.isTransient(error)) {
         this.logger.warn({ err: error, size: batch.length }, 'batch failed on a transient error; retrying later');
         for (const message of batch) this.retryLater(message);
+        return 'transient';
       } else if (batch.length === 1) {
         await this.fail(batch[0], error);
       } else {
@@ -155,6 +188,7 @@ export class JetStreamBatchConsumer {
     } finally {
       end();
     }
+    return 'settled';
   }
 
   private async processAlone(message: JsMsg): Promise<void> {

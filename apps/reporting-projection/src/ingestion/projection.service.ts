@@ -194,28 +194,24 @@ export class ProjectionService {
     const after = new Map<string, RecommendationState>();
     if (recommendationIds.length > 0) {
       // A row exists for every referenced recommendation, so that an accounting entry and the
-      // events of its recommendation always meet on the same row lock. Most ids already have
-      // their row: lock those first, then create and lock the missing ones.
-      const lockRows = (ids: string[]): Promise<RecommendationRow[]> =>
-        manager.query(
-          `SELECT recommendation_id, agent_id, traffic,
-                  (extract(epoch FROM created_at) * 1000)::bigint AS created_at_ms, level, billable, attributed_entries,
-                  attributed_usd_micros, foreign_currency_entries
-           FROM reporting.recommendation WHERE recommendation_id = ANY($1::text[])
-           ORDER BY recommendation_id COLLATE "C" FOR UPDATE`,
-          [ids],
-        );
-      const rows = await lockRows(recommendationIds);
-      if (rows.length < recommendationIds.length) {
-        const found = new Set(rows.map((row) => row.recommendation_id));
-        const missing = recommendationIds.filter((id) => !found.has(id));
-        await manager.query(
-          `INSERT INTO reporting.recommendation (recommendation_id)
-           SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`,
-          [missing],
-        );
-        rows.push(...(await lockRows(missing)));
-      }
+      // events of its recommendation always meet on the same row lock. First create the missing
+      // rows (in id order; an existing row is skipped without a lock), then lock them all in id
+      // order. Locking the existing rows before creating the missing ones took row locks out of
+      // order whenever another transaction created one of "our" missing ids in between: two
+      // replicas then deadlocked (test/faults/projection-replicas.spec.ts found it).
+      await manager.query(
+        `INSERT INTO reporting.recommendation (recommendation_id)
+         SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`,
+        [recommendationIds],
+      );
+      const rows: RecommendationRow[] = await manager.query(
+        `SELECT recommendation_id, agent_id, traffic,
+                (extract(epoch FROM created_at) * 1000)::bigint AS created_at_ms, level, billable, attributed_entries,
+                attributed_usd_micros, foreign_currency_entries
+         FROM reporting.recommendation WHERE recommendation_id = ANY($1::text[])
+         ORDER BY recommendation_id COLLATE "C" FOR UPDATE`,
+        [recommendationIds],
+      );
       for (const row of rows) {
         before.set(row.recommendation_id, toState(row));
         after.set(row.recommendation_id, toState(row));
