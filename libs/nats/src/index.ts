@@ -10,3 +10,4 @@ export {
   type MessageOutcome,
 } from './batch-consumer.js';
 export { serveRpc, requestRpc, requestRpcJson, SerializedResult, RpcHandlerError, RpcUnavailableError, type RpcContext } from './rpc.js';
+export { OutboxRelay, type OutboxEvent, type OutboxStore, type OutboxRelayOptions } from './outbox-relay.js';

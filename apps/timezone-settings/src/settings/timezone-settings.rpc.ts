@@ -44,7 +44,7 @@ export class TimezoneSettingsRpc implements OnApplicationBootstrap, BeforeApplic
           if (event) {
             // The change is committed: answer at once, whether or not JetStream is reachable
             // right now (the relay publishes in the background and retries from the outbox).
-            this.relay.publishSoon(event);
+            this.relay.publishSoon([event]);
             this.logger.info(
               { agent_id: result.agent_id, reporting_timezone: result.reporting_timezone, event_id: event.event_id, requestId: context.requestId },
               'reporting timezone changed',

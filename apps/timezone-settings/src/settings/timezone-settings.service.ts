@@ -103,7 +103,8 @@ export class TimezoneSettingsService {
     );
   }
 
-  async markPublished(eventId: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM timezone_settings.outbox WHERE event_id = $1`, [eventId]);
+  async markPublished(eventIds: string[]): Promise<void> {
+    if (eventIds.length === 0) return;
+    await this.dataSource.query(`DELETE FROM timezone_settings.outbox WHERE event_id = ANY($1::text[])`, [eventIds]);
   }
 }
