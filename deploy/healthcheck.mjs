@@ -5,6 +5,7 @@ const PORTS = {
   'reporting-projection': ['REPORTING_HTTP_PORT', 3101],
   'payouts-read': ['PAYOUTS_HTTP_PORT', 3102],
   'timezone-settings': ['TIMEZONE_HTTP_PORT', 3103],
+  'recommendations': ['RECOMMENDATIONS_HTTP_PORT', 3104],
 };
 const [variable, fallback] = PORTS[process.env.SERVICE ?? ''] ?? ['PORT', 3000];
 const port = Number(process.env[variable] || fallback);

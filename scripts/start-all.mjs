@@ -25,6 +25,7 @@ const SERVICES = [
   { name: 'reporting-projection', portVariable: 'REPORTING_HTTP_PORT' },
   { name: 'payouts-read', portVariable: 'PAYOUTS_HTTP_PORT' },
   { name: 'timezone-settings', portVariable: 'TIMEZONE_HTTP_PORT' },
+  { name: 'recommendations', portVariable: 'RECOMMENDATIONS_HTTP_PORT' },
 ];
 
 const shutdownTimeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS) > 0 ? Number(process.env.SHUTDOWN_TIMEOUT_MS) : 10000;

@@ -15,6 +15,7 @@ const SERVICES = [
   { name: 'reporting-projection', portVariable: 'REPORTING_HTTP_PORT' },
   { name: 'payouts-read', portVariable: 'PAYOUTS_HTTP_PORT' },
   { name: 'timezone-settings', portVariable: 'TIMEZONE_HTTP_PORT' },
+  { name: 'recommendations', portVariable: 'RECOMMENDATIONS_HTTP_PORT' },
 ] as const;
 
 interface Launched {
@@ -131,7 +132,7 @@ describe('scripts/start-all.mjs', () => {
     return { env, ports };
   }
 
-  it('starts all four services, each ready, and exits 0 on SIGTERM after they all stopped', async () => {
+  it('starts every service, each ready, and exits 0 on SIGTERM after they all stopped', async () => {
     for (const { name } of SERVICES) {
       const main = join(ROOT, 'dist', 'apps', name, 'src', 'main.js');
       if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first (npm test does)`);

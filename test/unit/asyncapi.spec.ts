@@ -26,6 +26,7 @@ import {
   type PayoutReadiness,
   type PayoutStatement,
   type PreparingReport,
+  type RecommendResult,
   type Report,
   type TimezoneSetResult,
   type TimezoneSetting,
@@ -82,6 +83,7 @@ const CODE_SUBJECTS: Record<string, string | null> = {
   [RpcSubjects.payoutsStatementsList]: 'PayoutStatementsListRequestDto',
   [RpcSubjects.payoutsStatementGet]: 'PayoutStatementGetRequestDto',
   [RpcSubjects.payoutsHistoryList]: 'PayoutHistoryListRequestDto',
+  [RpcSubjects.recommend]: 'RecommendRequestDto',
 };
 
 /** Every concrete subject the code names (wildcards and prefixes expanded). */
@@ -282,6 +284,7 @@ describe('docs/asyncapi.yaml', () => {
     PayoutStatement: statement,
     PayoutStatementPage: { items: [statement], page: 1, page_size: 20, total: 1 } satisfies Required<PayoutPage<PayoutStatement>>,
     PayoutOverviewReply: { balances: [], readiness, latest_statement: null, recent_statements: [] } satisfies Required<PayoutOverviewReply>,
+    RecommendResult: { request_id: 'r', query: 'q', recommendations: [] } satisfies Required<RecommendResult>,
   };
 
   it.each(Object.keys(samples))('reply schema %s has exactly the fields of its interface, all required', (name) => {

@@ -12,6 +12,7 @@ import YAML from 'yaml';
 import { Durables, Streams } from '#libs/contracts';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
+import { RecommendationsEnv } from '../../apps/recommendations/src/config/recommendations.env.js';
 import { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 
@@ -32,6 +33,7 @@ const SERVICES = {
   'reporting-projection': { env: ReportingProjectionEnv, portVar: 'REPORTING_HTTP_PORT', port: 3101 },
   'payouts-read': { env: PayoutsReadEnv, portVar: 'PAYOUTS_HTTP_PORT', port: 3102 },
   'timezone-settings': { env: TimezoneSettingsEnv, portVar: 'TIMEZONE_HTTP_PORT', port: 3103 },
+  recommendations: { env: RecommendationsEnv, portVar: 'RECOMMENDATIONS_HTTP_PORT', port: 3104 },
 } as const;
 const SECRET_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'TRACKING_SIGNING_SECRET', 'OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL'];
 /** DESIGN §2's table. */
@@ -40,7 +42,7 @@ const DESIGN_VARIABLES = [
   'OIDC_ROLE_CLAIM', 'REPORTING_PUBLISH_INTERVAL_MS', 'REPORTING_STALE_AFTER_MS', 'TRACKING_SIGNING_SECRET',
 ];
 /** Request/reply services that scale on a HorizontalPodAutoscaler of their own. */
-const HPA_SERVICES = ['gateway', 'payouts-read', 'timezone-settings'];
+const HPA_SERVICES = ['gateway', 'payouts-read', 'timezone-settings', 'recommendations'];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: any }; [k: string]: any };
@@ -256,10 +258,13 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     expect(spec.tls.flatMap((t: { hosts: string[] }) => t.hosts)).toEqual(expect.arrayContaining(hosts));
     const backends = spec.rules.flatMap((r: { http: { paths: { backend: { service: { name: string } } }[] } }) => r.http.paths.map((p) => p.backend.service.name));
     expect(new Set(backends)).toEqual(new Set(['gateway']));
+    // The public API only: health and metrics are never routed from the internet.
+    const paths = spec.rules.flatMap((r: { http: { paths: { path: string; pathType: string }[] } }) => r.http.paths.map((p) => `${p.pathType} ${p.path}`));
+    expect(paths.sort()).toEqual(['Prefix /agent', 'Prefix /agent-payouts', 'Prefix /docs', 'Prefix /track']);
     for (const service of objects().filter((o) => o.kind === 'Service')) expect(service.spec.type ?? 'ClusterIP').toBe('ClusterIP');
   });
 
-  it('autoscales gateway, payouts-read and timezone-settings with HPAs, and nothing else', () => {
+  it('autoscales gateway, payouts-read, timezone-settings and recommendations with HPAs, and nothing else', () => {
     const hpas = objects().filter((o) => o.kind === 'HorizontalPodAutoscaler');
     expect(hpas.map((h) => h.spec.scaleTargetRef.name).sort()).toEqual([...HPA_SERVICES].sort());
     for (const hpa of hpas) {

@@ -7,6 +7,7 @@ import { getMetadataStorage } from 'class-validator';
 import YAML from 'yaml';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
+import { RecommendationsEnv } from '../../apps/recommendations/src/config/recommendations.env.js';
 import { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 
@@ -26,6 +27,7 @@ const SERVICES = {
   'reporting-projection': { env: ReportingProjectionEnv, portVar: 'REPORTING_HTTP_PORT', port: 3101 },
   'payouts-read': { env: PayoutsReadEnv, portVar: 'PAYOUTS_HTTP_PORT', port: 3102 },
   'timezone-settings': { env: TimezoneSettingsEnv, portVar: 'TIMEZONE_HTTP_PORT', port: 3103 },
+  recommendations: { env: RecommendationsEnv, portVar: 'RECOMMENDATIONS_HTTP_PORT', port: 3104 },
 } as const;
 type ServiceName = keyof typeof SERVICES;
 

@@ -9,6 +9,8 @@ export type OpsCommand =
   | { kind: 'key.revoke'; keyId: string }
   | { kind: 'deadletters.list'; limit: number; subject?: string }
   | { kind: 'deadletters.redrive'; sequence: number }
+  | { kind: 'ads.import'; file: string }
+  | { kind: 'ads.list'; limit: number }
   | { kind: 'help' };
 
 export const USAGE = `usage: npm run --silent ops -- <command>
@@ -20,6 +22,8 @@ export const USAGE = `usage: npm run --silent ops -- <command>
   key revoke        --key-id KID
   deadletters list    [--limit N (default 20, max 1000)] [--subject ORIGINAL_SUBJECT]
   deadletters redrive --sequence N      (publish it again on its subject, remove it)
+  ads import        --file catalog.json  (validate the whole file, then upsert by ad_id)
+  ads list          [--limit N (default 100, max 1000)]
 
 Prints one JSON object on stdout and exits 0, or an error on stderr and exits non-zero.`;
 
@@ -39,6 +43,7 @@ const OPTIONS = {
   limit: { type: 'string', multiple: true },
   subject: { type: 'string', multiple: true },
   sequence: { type: 'string', multiple: true },
+  file: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;
 type OptionName = Exclude<keyof typeof OPTIONS, 'help'>;
@@ -66,6 +71,8 @@ export function parseOpsCommand(argv: string[]): OpsCommand {
     'key revoke': { required: ['key-id'], optional: [] },
     'deadletters list': { required: [], optional: ['limit', 'subject'] },
     'deadletters redrive': { required: ['sequence'], optional: [] },
+    'ads import': { required: ['file'], optional: [] },
+    'ads list': { required: [], optional: ['limit'] },
   };
   const spec = allowed[command];
   if (!spec) throw new UsageError(`unknown command: ${command}`);
@@ -104,6 +111,13 @@ export function parseOpsCommand(argv: string[]): OpsCommand {
     }
     case 'deadletters redrive':
       return { kind: 'deadletters.redrive', sequence: positiveInteger('sequence', opts.sequence!) };
+    case 'ads import':
+      return { kind: 'ads.import', file: opts.file! };
+    case 'ads list': {
+      const limit = opts.limit === undefined ? 100 : positiveInteger('limit', opts.limit);
+      if (limit > 1000) throw new UsageError('--limit must be at most 1000');
+      return { kind: 'ads.list', limit };
+    }
     default:
       return { kind: 'key.revoke', keyId: opts['key-id']! };
   }

@@ -10,6 +10,7 @@ import {
   encodeIdentityChanged,
   type IdentityChangedMessage,
 } from '#libs/identity';
+import { CatalogFileError, describeCatalogFileError, runAdsCommand } from './ads.js';
 import { USAGE, UsageError, parseOpsCommand } from './cli.js';
 import { runOpsCommand } from './commands.js';
 import { listDeadLetters, redriveDeadLetter } from './dead-letters.js';
@@ -68,6 +69,16 @@ async function main(argv: string[]): Promise<number> {
       return EXIT_FAILED;
     }
     throw error;
+  }
+
+  if (command.kind === 'ads.import' || command.kind === 'ads.list') {
+    try {
+      process.stdout.write(`${JSON.stringify(await runAdsCommand(command, env.DATABASE_URL))}\n`);
+      return 0;
+    } catch (error) {
+      process.stderr.write(error instanceof CatalogFileError ? describeCatalogFileError(error) : `error: ${(error as Error).message ?? String(error)}\n`);
+      return EXIT_FAILED;
+    }
   }
 
   if (command.kind === 'deadletters.list' || command.kind === 'deadletters.redrive') {

@@ -8,3 +8,4 @@ export * from './fast-validation.js';
 export * from './timezone.dto.js';
 export * from './payouts.dto.js';
 export * from './recommendations.dto.js';
+export * from './recommendations.validation.js';

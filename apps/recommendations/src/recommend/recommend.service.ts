@@ -1,0 +1,101 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { LOGGER } from '#libs/bootstrap';
+import { RECOMMEND_MAX_RESULTS, type RankedRecommendation, type RecommendRequest, type RecommendResult } from '#libs/contracts';
+import { RpcHandlerError } from '#libs/nats';
+import { counter, type Logger } from '#libs/observability';
+import { RecommendationsEnv } from '../config/recommendations.env.js';
+import { AdSearchRepository } from '../ranking/ad-search.repository.js';
+import { answerDeadlineMs, conversationContext, effectiveBudgetMs, relevanceScore, searchTimeoutMs } from '../ranking/relevance.js';
+import { GeneratedEventsRelay } from './generated-events.relay.js';
+import { RecommendationRepository, type AnswerKey } from './recommendation.repository.js';
+
+const answers = counter('weave_recommendations_answers_total', 'Answers to recommendations.v1.recommend', ['outcome']);
+
+/** PostgreSQL's query_canceled: the statement_timeout of the search fired. */
+const QUERY_CANCELED = '57014';
+
+const outOfTime = () =>
+  new RpcHandlerError({ code: 'unavailable', message: 'no answer within the latency budget; retry the request (the same session and message ids are safe to repeat)' });
+
+/**
+ * Ranks the catalog for a question and records the answer once per (platform, traffic,
+ * session, message): asked again, even concurrently, the same key gets the same
+ * recommendations (ids and created_at included) and no second `generated` event.
+ *
+ * Latency: the answer is due within the request's budget (clamped to the contract's bounds)
+ * less a reply margin. The search runs under `statement_timeout` = what is left of it, and the
+ * whole handler races the deadline, so a slow database answers `unavailable` in time rather
+ * than late. A search cancelled by the timeout has recorded nothing.
+ */
+@Injectable()
+export class RecommendService {
+  constructor(
+    private readonly env: RecommendationsEnv,
+    private readonly search: AdSearchRepository,
+    private readonly records: RecommendationRepository,
+    private readonly relay: GeneratedEventsRelay,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async recommend(request: RecommendRequest): Promise<RecommendResult> {
+    const deadline = Date.now() + answerDeadlineMs(effectiveBudgetMs(request.latency_budget_ms));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(outOfTime()), Math.max(0, deadline - Date.now()));
+    });
+    try {
+      const recommendations = await Promise.race([this.answer(request, deadline), late]);
+      return { request_id: request.request_id, query: request.query, recommendations };
+    } catch (error) {
+      if (error instanceof RpcHandlerError && error.rpcError.code === 'unavailable') {
+        answers.inc({ outcome: 'unavailable' });
+        this.logger.warn({ agent_id: request.agent_id, requestId: request.request_id, budget_ms: request.latency_budget_ms }, 'recommendation over budget');
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async answer(request: RecommendRequest, deadline: number): Promise<RankedRecommendation[]> {
+    const key: AnswerKey = { agent_id: request.agent_id, traffic: request.traffic, session_id: request.session_id, message_id: request.message_id };
+    const recorded = await this.records.findAnswer(key);
+    if (recorded.length > 0) {
+      answers.inc({ outcome: 'replayed' });
+      return recorded;
+    }
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw outOfTime();
+
+    const context = conversationContext(request.messages, request.query);
+    let outcome;
+    try {
+      outcome = await this.records.answerOnce(key, { request_id: request.request_id, searchTimeoutMs: searchTimeoutMs(remaining) }, async (manager) => {
+        const candidates = await this.search.search(manager, {
+          query: request.query,
+          context,
+          contextWeight: this.env.RECOMMENDATIONS_CONTEXT_WEIGHT,
+          limit: RECOMMEND_MAX_RESULTS,
+        });
+        return candidates.map((ad) => ({ ...ad, score: relevanceScore(ad.strength) })).filter((ad) => ad.score >= this.env.RECOMMENDATIONS_MIN_SCORE && ad.score > 0);
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === QUERY_CANCELED) throw outOfTime();
+      throw error;
+    }
+
+    switch (outcome.kind) {
+      case 'none':
+        answers.inc({ outcome: 'none' });
+        return [];
+      case 'lost_race':
+        answers.inc({ outcome: 'replayed' });
+        return this.records.findAnswer(key);
+      case 'recorded':
+        answers.inc({ outcome: 'found' });
+        // Committed: answer now; the relay publishes in the background and retries from the outbox.
+        this.relay.publishSoon(outcome.events);
+        return outcome.recommendations;
+    }
+  }
+}

@@ -1,0 +1,177 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { POSTGRES_ADMIN_URL, newTestDatabase, type TestDatabase } from '../support/index.js';
+
+/**
+ * `ops ads import` and `ops ads list` as a child process (the built dist/, as ops-cli.spec.ts),
+ * against a database this file creates through the CLI itself: the whole file is validated
+ * first (every problem reported, nothing written), then upserted by ad_id in one transaction,
+ * idempotently.
+ */
+const CLI = resolve('dist/apps/ops/src/main.js');
+const SAMPLE = resolve('catalog/sample-catalog.json');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+interface Ad {
+  ad_id: string;
+  product_title: string;
+  [key: string]: unknown;
+}
+
+let db: TestDatabase;
+let dir: string;
+let sql: pg.Client | undefined;
+const sample = JSON.parse(readFileSync(SAMPLE, 'utf8')) as { ads: Ad[] };
+
+function ops(args: string[]): Promise<Run> {
+  return new Promise((done) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, DATABASE_URL: db.url }, timeout: 60000 }, (error, stdout, stderr) =>
+      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function opsJson(args: string[]): Promise<Record<string, unknown>> {
+  const run = await ops(args);
+  if (run.code !== 0) throw new Error(`ops ${args.join(' ')} failed (${run.code}): ${run.stderr}`);
+  expect(run.stdout.trim().split('\n')).toHaveLength(1);
+  return JSON.parse(run.stdout) as Record<string, unknown>;
+}
+
+async function file(name: string, content: unknown): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+async function database(): Promise<pg.Client> {
+  if (!sql) {
+    sql = new pg.Client({ connectionString: db.url });
+    await sql.connect();
+  }
+  return sql;
+}
+
+async function stored(): Promise<Map<string, { product_title: string; updated_at: string; active: boolean }>> {
+  const { rows } = await (await database()).query(`SELECT ad_id, product_title, active, updated_at FROM recommendations.ads`);
+  return new Map(rows.map((r) => [r.ad_id as string, { product_title: r.product_title, active: r.active, updated_at: (r.updated_at as Date).toISOString() }]));
+}
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
+  db = newTestDatabase();
+  dir = await mkdtemp(join(tmpdir(), 'weave-ads-'));
+});
+
+afterAll(async () => {
+  await sql?.end();
+  await db?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('ops ads import', () => {
+  it('refuses an invalid file before touching the database: every problem with its index and field, exit 1', async () => {
+    const ads = structuredClone(sample.ads.slice(0, 4));
+    ads[1].landing_url = 'javascript:alert(1)';
+    delete (ads[2] as Partial<Ad>).product_title;
+    ads[3].ad_id = ads[0].ad_id;
+    (ads[3] as Record<string, unknown>).colour = 'red';
+    const run = await ops(['ads', 'import', '--file', await file('invalid.json', { ads })]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/is not a valid catalog \(4 problems\); nothing was imported/);
+    expect(run.stderr).toContain('ads[1].landing_url: must be an absolute http or https URL');
+    expect(run.stderr).toContain('ads[2].product_title: is required');
+    expect(run.stderr).toContain(`ads[3].ad_id: "${ads[0].ad_id}" is already the ad_id of ads[0]`);
+    expect(run.stderr).toContain('ads[3].colour: is not a field of an ad');
+    // Nothing was written: the database of DATABASE_URL was not even created.
+    const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+    await admin.connect();
+    try {
+      expect((await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [db.name])).rowCount).toBe(0);
+    } finally {
+      await admin.end();
+    }
+  });
+
+  it('refuses a file that is missing, not JSON or not a catalog, and a command without --file (usage, exit 2)', async () => {
+    expect(await ops(['ads', 'import', '--file', join(dir, 'missing.json')])).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/cannot read .*missing\.json: ENOENT/) });
+    expect(await ops(['ads', 'import', '--file', await file('broken.json', '{"ads": [')])).toMatchObject({ code: 1, stderr: expect.stringMatching(/is not valid JSON/) });
+    expect(await ops(['ads', 'import', '--file', await file('empty.json', { ads: [] })])).toMatchObject({ code: 1, stderr: expect.stringMatching(/ads: must contain at least one ad/) });
+    expect(await ops(['ads', 'import', '--file', await file('object.json', { items: [] })])).toMatchObject({ code: 1, stderr: expect.stringMatching(/catalog: must be a JSON object/) });
+    expect(await ops(['ads', 'import'])).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(/needs --file/) });
+  });
+
+  it('imports the sample catalog into a new database (migrations first), searchable', async () => {
+    expect(await opsJson(['ads', 'import', '--file', SAMPLE])).toEqual({ imported: sample.ads.length, created: sample.ads.length, updated: 0, unchanged: 0 });
+    const ads = await stored();
+    expect(ads.size).toBe(sample.ads.length);
+    expect(ads.get('ad_retired_24')?.active).toBe(false);
+    expect(ads.get('ad_run_trail_01')?.active).toBe(true);
+    const { rows } = await (await database()).query(
+      `SELECT ad_id FROM recommendations.ads WHERE search_vector @@ plainto_tsquery('english', 'espresso machine') ORDER BY ad_id`,
+    );
+    expect(rows.map((r) => r.ad_id)).toEqual(['ad_coffee_espresso_07']);
+  });
+
+  it('is idempotent: importing the same file again changes nothing and says so', async () => {
+    const before = await stored();
+    expect(await opsJson(['ads', 'import', '--file', SAMPLE])).toEqual({ imported: sample.ads.length, created: 0, updated: 0, unchanged: sample.ads.length });
+    expect(await stored()).toEqual(before);
+  });
+
+  it('updates changed ads, creates new ones, leaves the rest (updated_at included) alone', async () => {
+    const before = await stored();
+    const ads = structuredClone(sample.ads);
+    ads[0].product_title = 'StrideLab TrailFox 4 trail running shoes';
+    // Key order differs from the stored JSON: still the same creative, so unchanged.
+    ads[1].creative_input = Object.fromEntries(Object.entries(ads[1].creative_input as object).reverse());
+    ads.push({ ...structuredClone(ads[5]), ad_id: 'ad_coffee_grinder_new', product_title: 'BurrCraft Mini hand grinder' });
+    expect(await opsJson(['ads', 'import', '--file', await file('changed.json', { ads })])).toEqual({
+      imported: ads.length,
+      created: 1,
+      updated: 1,
+      unchanged: ads.length - 2,
+    });
+    const after = await stored();
+    expect(after.get(ads[0].ad_id)?.product_title).toBe('StrideLab TrailFox 4 trail running shoes');
+    expect(Date.parse(after.get(ads[0].ad_id)!.updated_at)).toBeGreaterThan(Date.parse(before.get(ads[0].ad_id)!.updated_at));
+    expect(after.get(ads[1].ad_id)).toEqual(before.get(ads[1].ad_id));
+    expect(after.get('ad_coffee_grinder_new')?.product_title).toBe('BurrCraft Mini hand grinder');
+    // A bare array of ads is a catalog too.
+    expect(await opsJson(['ads', 'import', '--file', await file('array.json', ads)])).toMatchObject({ created: 0, updated: 0, unchanged: ads.length });
+  });
+
+  it('writes nothing of a file with one invalid ad among valid changes', async () => {
+    const before = await stored();
+    const ads = structuredClone(sample.ads);
+    ads[0].product_title = 'Changed title that must not be stored';
+    ads.push({ ...structuredClone(ads[2]), ad_id: 'ad_never_written', keywords: ['fine', ''] });
+    const run = await ops(['ads', 'import', '--file', await file('partly.json', { ads })]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`ads[${ads.length - 1}].keywords[1]: must not be empty`);
+    expect(await stored()).toEqual(before);
+  });
+
+  it('lists the catalog in ad_id order', async () => {
+    const listed = await opsJson(['ads', 'list', '--limit', '2']);
+    const total = (await stored()).size;
+    expect(listed).toEqual({
+      total,
+      ads: [
+        { ad_id: 'ad_audio_anc_21', product_id: 'prod_hush_anc_pro', product_title: expect.any(String), active: true, updated_at: expect.any(String) },
+        { ad_id: 'ad_audio_buds_22', product_id: 'prod_hush_sportbuds', product_title: expect.any(String), active: true, updated_at: expect.any(String) },
+      ],
+    });
+    expect(await ops(['ads', 'list', '--limit', '5000'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/at most 1000/) });
+  });
+});
