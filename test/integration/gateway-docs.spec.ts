@@ -58,13 +58,27 @@ describe('GET /docs/openapi.json', () => {
     expect(document.info.version).toBeTruthy();
   });
 
-  it('documents GET /agent/reporting with all six statuses', () => {
+  it('documents GET /agent/reporting with all its statuses', () => {
     const operation = document.paths['/agent/reporting']?.get;
     expect(operation).toBeDefined();
-    expect(Object.keys(operation.responses).sort()).toEqual(['200', '202', '401', '403', '422', '503']);
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '202', '401', '403', '422', '429', '503']);
     expect(operation.security).toEqual([{ platform_api_key: [] }]);
     expect(document.components.securitySchemes.platform_api_key).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['Report', 'PreparingReport', 'Problem']));
+  });
+
+  it('documents 429 (rate limits) on every authenticated route and on no public one', () => {
+    const limited: string[] = [];
+    const open: string[] = [];
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        (operation.responses['429'] ? limited : open).push(`${method.toUpperCase()} ${path}`);
+        expect([path, method, Boolean(operation.responses['429'])]).toEqual([path, method, Boolean(operation.security?.length)]);
+      }
+    }
+    expect(limited).toContain('POST /agent/recommend');
+    expect(limited).toContain('GET /agent-payouts/me/statements');
+    expect(open.sort()).toEqual(['GET /track/click', 'GET /track/exposure']);
   });
 
   it('leaves out health, metrics and the documentation itself', () => {
@@ -75,8 +89,11 @@ describe('GET /docs/openapi.json', () => {
       '/agent-payouts/me/readiness',
       '/agent-payouts/me/statements',
       '/agent-payouts/me/statements/{statement_id}',
+      '/agent/recommend',
       '/agent/reporting',
       '/agent/update-onboarding',
+      '/track/click',
+      '/track/exposure',
     ]);
   });
 });

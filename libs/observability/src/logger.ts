@@ -26,6 +26,7 @@ export const REDACTED_PATHS = [
   'DATABASE_URL',
   'REDIS_URL',
   'TRACKING_SIGNING_SECRET',
+  'TRACKING_SIGNING_SECRET_PREVIOUS',
 ];
 
 /** `destination` defaults to stdout; tests pass a stream to read what would be written. */

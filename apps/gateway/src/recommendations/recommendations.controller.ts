@@ -1,0 +1,228 @@
+import { Controller, HttpCode, Inject, Post, Req, Res, UseGuards } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiExtraModels,
+  ApiForbiddenResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+  ApiUnprocessableEntityResponse,
+  ApiUnsupportedMediaTypeResponse,
+} from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LOGGER } from '#libs/bootstrap';
+import {
+  RECOMMEND_MAX_RESULTS,
+  RpcSubjects,
+  isUtcTimestamp,
+  type RankedRecommendation,
+  type RecommendHttpResponse,
+  type RecommendRequest,
+  type RecommendResult,
+  type RecommendationView,
+  type RpcReply,
+} from '#libs/contracts';
+import { NatsClient, RpcUnavailableError, requestRpc } from '#libs/nats';
+import type { Logger } from '#libs/observability';
+import { ApiKeyGuard } from '../auth/api-key.guard.js';
+import { Principal, type PlatformPrincipal } from '../auth/principal.js';
+import { API_KEY_SECURITY } from '../docs/api-docs.js';
+import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
+import { ProblemDto } from '../http/problem.dto.js';
+import { ProblemException } from '../http/problem.js';
+import { isJsonContentType } from '../onboarding/onboarding-body.js';
+import { isLandingUrl } from '../tracking/tracking-token.js';
+import { TrackingService } from '../tracking/tracking.service.js';
+import { parseRecommendBody } from './recommend-body.js';
+import {
+  ConversationMessageDto,
+  NOT_FOUND_EXAMPLE,
+  NOT_FOUND_MESSAGE,
+  RECOMMEND_RESPONSE_EXAMPLE,
+  RecommendRequestBodyDto,
+  RecommendResponseDto,
+  RecommendationDto,
+} from './recommendations.dto.js';
+
+/**
+ * How much longer than the latency budget the gateway waits for the service: the budget is the
+ * service's to spend; the margin covers the NATS round trip and the reply's serialization.
+ */
+export const RECOMMEND_TIMEOUT_MARGIN_MS = 250;
+/** Seconds a client waits when the recommendations service does not answer (answers are real-time). */
+export const RECOMMEND_RETRY_AFTER_SECONDS = 1;
+
+const UNAVAILABLE = 'Recommendations are temporarily unavailable; retry later.';
+const RETRY_AFTER_DOC = {
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', example: RECOMMEND_RETRY_AFTER_SECONDS } },
+};
+
+function isText(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= 200;
+}
+
+/** Whether a ranked recommendation of the service can be shown and tracked (a contract check). */
+function isServable(r: RankedRecommendation): boolean {
+  return (
+    typeof r === 'object' && r !== null &&
+    isText(r.recommendation_id) && isText(r.ad_id) && isText(r.product_id) &&
+    typeof r.product_title === 'string' && r.product_title.length > 0 &&
+    typeof r.contextual_relevance_score === 'number' && r.contextual_relevance_score >= 0 && r.contextual_relevance_score <= 100 &&
+    typeof r.creative_input === 'object' && r.creative_input !== null && !Array.isArray(r.creative_input) &&
+    isUtcTimestamp(r.created_at) && isLandingUrl(r.landing_url)
+  );
+}
+
+/**
+ * POST /agent/recommend: the call @vendor/weave-node makes. Order of checks: API key (401),
+ * account (403), media type (415), body (422); then the recommendations service is asked over
+ * NATS request/reply with the platform and traffic of the key, and the gateway adds the signed
+ * tracking URLs to what it answers. 503 when the service does not answer within the latency
+ * budget plus a margin.
+ */
+@ApiTags('recommendations')
+@ApiExtraModels(ProblemDto, RecommendResponseDto, RecommendationDto, ConversationMessageDto)
+@Controller()
+export class RecommendationsController {
+  constructor(
+    private readonly nats: NatsClient,
+    private readonly tracking: TrackingService,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  @Post('agent/recommend')
+  @HttpCode(200)
+  @UseGuards(ApiKeyGuard)
+  @ApiBearerAuth(API_KEY_SECURITY)
+  @ApiOperation({
+    operationId: 'recommend',
+    summary: 'Recommendations for a query, to weave into an LLM answer',
+    description:
+      'What getRecommendationsForWeave of @vendor/weave-node calls. Ranks the ads of the catalog for the query and answers at most ' +
+      `${RECOMMEND_MAX_RESULTS} recommendations with signed tracking URLs. The same session_id and message_id asked again return the same recommendations. ` +
+      'A production key makes live recommendations, a test key test ones. None found is a 200 with an empty list and error. ' +
+      'Checks run in this order: API key (401), account (403), media type (415), body (422).',
+  })
+  @ApiBody({ type: RecommendRequestBodyDto, required: true })
+  @ApiOkResponse({
+    description: 'The recommendations (possibly none).',
+    headers: { ...REQUEST_ID_HEADER_DOC },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/RecommendResponse' },
+        examples: {
+          found: { summary: 'Recommendations found', value: RECOMMEND_RESPONSE_EXAMPLE },
+          none: { summary: 'None found', value: NOT_FOUND_EXAMPLE },
+        },
+      },
+    },
+  })
+  @ApiUnauthorizedResponse(
+    problemResponse(
+      'The API key is missing, not sent as a Bearer credential, malformed, unknown or revoked, or an ID token was sent. Fix the key and header.',
+      {
+        missing: { summary: 'No Authorization header', value: problemExample('invalid-api-key', 'Send the platform API key as "Authorization: Bearer <API_KEY>".') },
+        unknown: { summary: 'Unknown or revoked key', value: problemExample('invalid-api-key', 'The API key is invalid or has been revoked.') },
+      },
+      { 'WWW-Authenticate': { description: 'The Bearer challenge.', schema: { type: 'string', example: 'Bearer' } } },
+    ),
+  )
+  @ApiForbiddenResponse(
+    problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
+      unavailable: { summary: 'Suspended platform', value: problemExample('account-unavailable', 'The platform account is unavailable; contact support.') },
+    }),
+  )
+  @ApiUnsupportedMediaTypeResponse(
+    problemResponse('The body is not application/json.', {
+      not_json: { summary: 'Not JSON', value: problemExample('unsupported-media-type', 'The body must be application/json.') },
+    }),
+  )
+  @ApiUnprocessableEntityResponse(
+    problemResponse('A required field is missing or empty, a field has the wrong type or is too long, or an unknown field is present.', {
+      missing: { summary: 'Missing query', value: problemExample('invalid-body', 'query is required. Send {"session_id": "…", "message_id": "…", "query": "…"} with the optional fields of the API reference.') },
+      unknown_field: { summary: 'Another field', value: problemExample('invalid-body', 'Unsupported field "agent_id".') },
+    }),
+  )
+  @ApiServiceUnavailableResponse(
+    problemResponse(
+      'The recommendations service (or authentication) did not answer in time. Retry after Retry-After seconds.',
+      { recommendations: { summary: 'Recommendations unavailable', value: problemExample('service-unavailable', UNAVAILABLE) } },
+      RETRY_AFTER_DOC,
+    ),
+  )
+  async recommend(
+    @Principal() principal: PlatformPrincipal,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<RecommendHttpResponse> {
+    if (!isJsonContentType(request.headers['content-type'])) {
+      throw new ProblemException('unsupported-media-type', 'The body must be application/json.');
+    }
+    const parsed = parseRecommendBody(request.body);
+    if (!parsed.ok) throw new ProblemException('invalid-body', parsed.detail);
+
+    const requestId = String(request.id);
+    const payload: RecommendRequest = { ...parsed.body, agent_id: principal.agent_id, traffic: principal.traffic, request_id: requestId };
+    let answer: RpcReply<RecommendResult>;
+    try {
+      answer = await requestRpc<RecommendResult>(this.nats, RpcSubjects.recommend, payload, {
+        timeoutMs: payload.latency_budget_ms + RECOMMEND_TIMEOUT_MARGIN_MS,
+        requestId,
+      });
+    } catch (error) {
+      if (error instanceof RpcUnavailableError) {
+        this.logger.warn({ requestId, err: error.message }, 'recommendations did not answer');
+        throw this.unavailable();
+      }
+      throw error;
+    }
+    void reply.header('Cache-Control', 'no-store');
+    if (!answer.ok) {
+      switch (answer.error?.code) {
+        case 'invalid_request':
+          throw new ProblemException('invalid-body', answer.error.message || 'The recommendation request is not valid.');
+        case 'unavailable':
+        case 'internal':
+          this.logger.warn({ requestId, code: answer.error.code }, 'recommendations answered with an error');
+          throw this.unavailable();
+        default:
+          throw new Error(`unexpected reply from ${RpcSubjects.recommend}: ${JSON.stringify(answer.error)}`);
+      }
+    }
+
+    const ranked = Array.isArray(answer.result?.recommendations) ? answer.result.recommendations : [];
+    const servable = ranked.filter(isServable).slice(0, RECOMMEND_MAX_RESULTS);
+    if (servable.length < Math.min(ranked.length, RECOMMEND_MAX_RESULTS)) {
+      this.logger.error({ requestId, received: ranked.length, servable: servable.length }, 'recommendations answered entries that break the contract; left out');
+    }
+    const recommendations = servable.map((r) => this.view(r, principal));
+    const response: RecommendHttpResponse = { request_id: requestId, query: parsed.body.query, recommendations };
+    if (recommendations.length === 0) response.error = NOT_FOUND_MESSAGE;
+    return response;
+  }
+
+  private unavailable(): ProblemException {
+    return new ProblemException('service-unavailable', UNAVAILABLE, { 'Retry-After': String(RECOMMEND_RETRY_AFTER_SECONDS) });
+  }
+
+  /** The SPEC fields of one recommendation plus its signed tracking URLs (landing_url and created_at stay inside the tokens). */
+  private view(r: RankedRecommendation, principal: PlatformPrincipal): RecommendationView {
+    const { exposure_url, click_url } = this.tracking.links(r, principal.agent_id, principal.traffic);
+    const view: RecommendationView = {
+      recommendation_id: r.recommendation_id,
+      ad_id: r.ad_id,
+      product_id: r.product_id,
+      product_title: r.product_title,
+      click_url,
+      exposure_url,
+      creative_input: r.creative_input,
+      contextual_relevance_score: r.contextual_relevance_score,
+    };
+    if (typeof r.weave_summary === 'string') view.weave_summary = r.weave_summary;
+    if (typeof r.tail_summary === 'string') view.tail_summary = r.tail_summary;
+    return view;
+  }
+}
