@@ -122,7 +122,7 @@ describe('OpenAPI', () => {
     };
     const operation = document.paths['/agent/update-onboarding']?.patch;
     expect(operation).toBeDefined();
-    expect(Object.keys(operation.responses).sort()).toEqual(['200', '401', '403', '415', '422', '503']);
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '401', '403', '415', '422', '429', '503']);
     expect(operation.security).toEqual([{ id_token: [] }]);
     expect(document.components.securitySchemes.id_token).toMatchObject({ type: 'http', scheme: 'bearer' });
   });

@@ -423,14 +423,14 @@ describe('OpenAPI', () => {
       paths: Record<string, Record<string, { responses: Record<string, unknown>; security?: unknown[]; parameters?: { name: string }[] }>>;
       components: { schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }> };
     };
-    const statuses = ['200', '401', '403', '422', '503'];
+    const statuses = ['200', '401', '403', '422', '429', '503'];
     for (const path of ['balance', 'readiness', 'overview', 'statements', 'history']) {
       const operation = document.paths[`/agent-payouts/me/${path}`]?.get;
       expect([path, Object.keys(operation?.responses ?? {}).sort()]).toEqual([path, statuses]);
       expect(operation.security).toEqual([{ id_token: [] }]);
     }
     const one = document.paths['/agent-payouts/me/statements/{statement_id}'].get;
-    expect(Object.keys(one.responses).sort()).toEqual(['200', '401', '403', '404', '422', '503']);
+    expect(Object.keys(one.responses).sort()).toEqual(['200', '401', '403', '404', '422', '429', '503']);
     expect(document.paths['/agent-payouts/me/statements'].get.parameters?.map((p) => p.name).sort()).toEqual(['page', 'page_size', 'status']);
     expect(document.paths['/agent-payouts/me/history'].get.parameters?.map((p) => p.name).sort()).toEqual(['page', 'page_size']);
     expect(Object.keys(document.components.schemas)).toEqual(

@@ -7,6 +7,7 @@ import { LOGGER } from '#libs/bootstrap';
 import { TIME_RANGES, type PreparingReport, type Report } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { IdentityCacheService } from '../../apps/gateway/src/auth/identity-cache.service.js';
+import { RateLimitService } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { API_KEY_SECURITY, buildOpenApiDocument } from '../../apps/gateway/src/docs/api-docs.js';
 import { ReportingController } from '../../apps/gateway/src/reporting/reporting.controller.js';
@@ -50,6 +51,7 @@ interface Schema {
     { provide: GatewayEnv, useValue: new GatewayEnv() },
     { provide: LOGGER, useValue: {} },
     { provide: IdentityCacheService, useValue: {} },
+    { provide: RateLimitService, useValue: {} },
   ],
 })
 class DocsOnlyModule {}
@@ -130,12 +132,12 @@ describe('GET /agent/reporting operation', () => {
 
   it('documents every status with an example', () => {
     const responses = operation()!.responses as Record<string, { content?: Record<string, { schema?: Schema; example?: unknown; examples?: Record<string, unknown> }> }>;
-    expect(Object.keys(responses).sort()).toEqual(['200', '202', '401', '403', '422', '503']);
+    expect(Object.keys(responses).sort()).toEqual(['200', '202', '401', '403', '422', '429', '503']);
     expect(responses['200'].content!['application/json'].schema!.$ref).toBe('#/components/schemas/Report');
     expect(responses['200'].content!['application/json'].example).toEqual(REPORT_EXAMPLE);
     expect(responses['202'].content!['application/json'].schema!.$ref).toBe('#/components/schemas/PreparingReport');
     expect(responses['202'].content!['application/json'].example).toEqual(PREPARING_EXAMPLE);
-    for (const status of ['401', '403', '422', '503']) {
+    for (const status of ['401', '403', '422', '429', '503']) {
       const content = responses[status].content!;
       expect(Object.keys(content)).toEqual(['application/problem+json']);
       expect(content['application/problem+json'].schema!.$ref).toBe('#/components/schemas/Problem');
@@ -153,6 +155,18 @@ describe('GET /agent/reporting operation', () => {
     expect(parameters.map((p) => [p.name, p.in, p.required ?? false])).toEqual([['time_range', 'query', false]]);
     expect(parameters[0].schema!.enum).toEqual([...TIME_RANGES]);
     expect(parameters[0].schema!.default).toBe('30d');
+  });
+
+  it('documents the rate limit (429 with Retry-After) on every authenticated operation, and only there', () => {
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      (['get', 'post', 'patch', 'put', 'delete'] as const).flatMap((method) => (item[method] ? [{ path, method, operation: item[method]! }] : [])),
+    );
+    expect(operations.filter(({ operation }) => operation.security?.length).length).toBeGreaterThanOrEqual(1);
+    for (const { path, method, operation } of operations) {
+      const tooMany = operation.responses['429'] as { headers?: Record<string, unknown> } | undefined;
+      expect([path, method, Boolean(tooMany)]).toEqual([path, method, Boolean(operation.security?.length)]);
+      if (tooMany) expect(Object.keys(tooMany.headers ?? {})).toContain('Retry-After');
+    }
   });
 
   it('is secured by the bearer API-key scheme', () => {

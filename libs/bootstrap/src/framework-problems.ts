@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '#libs/observability';
@@ -88,6 +88,28 @@ function clientErrorProblem(code: string | undefined): [number, string] {
 }
 
 /**
+ * Writes a problem to a socket as a raw HTTP/1.1 response and closes the connection: for the
+ * messages that never become a Fastify request (unparsable ones, CONNECT).
+ */
+function writeRawProblem(socket: Duplex, problem: HttpProblem, extraHeaders = ''): void {
+  // While a response is being written, a second status line would corrupt the stream.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const body = serialize(problem);
+    const head =
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? 'Error'}\r\n` +
+      `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+      `Content-Length: ${body.length}\r\n` +
+      'Cache-Control: no-store\r\n' +
+      `X-Request-Id: ${randomUUID()}\r\n` +
+      extraHeaders +
+      'Connection: close\r\n\r\n';
+    socket.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+  }
+  socket.destroy();
+}
+
+/**
  * Fastify's `clientErrorHandler` (Node's `clientError`): a message Node cannot parse has no
  * request nor reply, so the problem is written to the socket as a raw HTTP/1.1 response and
  * the connection is closed (the rest of the stream cannot be trusted to frame a request).
@@ -98,21 +120,76 @@ export function clientErrorHandler(problem: ProblemFactory, logger: Logger) {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const [status, detail] = clientErrorProblem(error.code);
     logger.debug({ code: error.code, status }, 'malformed HTTP request');
-    // While a response is being written, a second status line would corrupt the stream.
-    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-    if (socket.writable && !inFlight?.headersSent) {
-      const body = serialize(problem(status, detail));
-      const head =
-        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
-        `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-        `Content-Length: ${body.length}\r\n` +
-        'Cache-Control: no-store\r\n' +
-        `X-Request-Id: ${randomUUID()}\r\n` +
-        'Connection: close\r\n\r\n';
-      socket.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
-    }
-    socket.destroy();
+    writeRawProblem(socket, problem(status, detail));
   };
+}
+
+/**
+ * What Node answers on its own, before Fastify sees a request, answered as problems instead:
+ * - CONNECT (Node hands the socket to a `connect` listener, and without one just closes it):
+ *   405, no service here is a proxy;
+ * - an `Expect` header other than 100-continue (Node's own answer is a 417 without a body).
+ */
+export function installNodeLevelProblems(server: Server, problem: ProblemFactory): void {
+  server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
+    writeRawProblem(socket, problem(405, 'CONNECT is not supported: this service is not a proxy.'), 'Allow: GET, HEAD, POST, PUT, PATCH, DELETE\r\n');
+  });
+  server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+    const body = serialize(problem(417, 'Only "Expect: 100-continue" is supported.'));
+    response.writeHead(417, {
+      'Content-Type': PROBLEM_CONTENT_TYPE,
+      'Content-Length': body.length,
+      'Cache-Control': 'no-store',
+      'X-Request-Id': randomUUID(),
+      Connection: 'close',
+    });
+    response.end(body);
+  });
+}
+
+/** Headers a request may carry at most once: a second copy makes the request ambiguous. */
+const SINGLE_HEADERS = new Map(
+  ['host', 'authorization', 'content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'x-request-id'].map((name, i) => [name, 1 << i]),
+);
+
+/**
+ * Refuses, before any routing or authentication, requests whose framing or credentials are
+ * ambiguous or cannot be honoured (each a 4xx problem):
+ * - HTTP/1.1 without Host (RFC 9112 §3.2; Node's own 400 has no body, so its check is off);
+ * - a repeated Host, Authorization, Content-Type, Content-Length, Content-Encoding,
+ *   Transfer-Encoding or X-Request-Id (Node keeps the first Authorization and silently drops
+ *   the rest: which credential was meant cannot be told);
+ * - a body in a Content-Encoding other than identity (415: no service decodes compressed
+ *   bodies, and reading gzip bytes as JSON would be wrong).
+ * One pass over the raw header names, one bit per header seen.
+ */
+export function installRequestChecks(fastify: FastifyInstance, problem: ProblemFactory): void {
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const raw = request.raw;
+    const names = raw.rawHeaders;
+    let seen = 0;
+    let failure: [number, string] | undefined;
+    for (let i = 0; i < names.length && !failure; i += 2) {
+      const bit = SINGLE_HEADERS.get(names[i].toLowerCase());
+      if (bit === undefined) continue;
+      if (seen & bit) failure = [400, `The ${names[i]} header appears more than once.`];
+      seen |= bit;
+    }
+    if (!failure && raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1 && raw.headers.host === undefined) {
+      failure = [400, 'The Host header is required in HTTP/1.1.'];
+    }
+    const encoding = raw.headers['content-encoding'];
+    if (!failure && encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      failure = [415, 'Compressed request bodies are not accepted: send the body without a Content-Encoding.'];
+    }
+    if (!failure) {
+      done();
+      return;
+    }
+    const headers: Record<string, string> = { 'X-Request-Id': String(request.id) };
+    if (raw.httpVersionMajor === 1) headers.Connection = 'close';
+    sendProblem(reply, problem(failure[0], failure[1]), headers);
+  });
 }
 
 /**

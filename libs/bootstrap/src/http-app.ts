@@ -7,11 +7,15 @@ import {
   blankProblem,
   clientErrorHandler,
   frameworkErrorHandler,
+  installNodeLevelProblems,
+  installRequestChecks,
   installShutdownRefusal,
   requestIdOf,
   type ProblemFactory,
 } from './framework-problems.js';
 import { installHttpHooks } from './http-hooks.js';
+import { strictJsonParser } from './json-body.js';
+import { HttpProblemFilter } from './problem-filter.js';
 
 export interface HttpAppOptions {
   service: string;
@@ -24,7 +28,17 @@ export interface HttpAppOptions {
    * `about:blank` problem; a public service passes its own to keep its problem type URIs.
    */
   problem?: ProblemFactory;
+  /**
+   * Which peers may set X-Forwarded-For (Fastify `trustProxy`: addresses, CIDRs or the names
+   * loopback, linklocal, uniquelocal, comma separated). `request.ip` is the nearest address not
+   * trusted, so a client cannot choose its own address by sending the header. Default: the
+   * private ranges, where the Kubernetes ingress controller runs (see docs/security.md).
+   */
+  trustProxy?: string | boolean;
 }
+
+/** The peers trusted to forward the client address by default: loopback and private networks. */
+export const DEFAULT_TRUSTED_PROXIES = 'loopback,linklocal,uniquelocal';
 
 /** The Fastify adapter, which also tells when Nest has begun shutting down (see createHttpApp). */
 class ShutdownAwareFastifyAdapter extends FastifyAdapter {
@@ -57,7 +71,9 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   const problem = options.problem ?? blankProblem;
   const adapter = new ShutdownAwareFastifyAdapter({
     bodyLimit: options.bodyLimit ?? 64 * 1024,
-    trustProxy: true,
+    trustProxy: options.trustProxy ?? DEFAULT_TRUSTED_PROXIES,
+    // Node's own 400 for a missing Host has no body: installRequestChecks answers a problem.
+    http: { requireHostHeader: false },
     // Request ids: the caller's X-Request-Id when it is a plain token, otherwise a new one.
     requestIdHeader: false,
     genReqId: requestIdOf,
@@ -68,11 +84,18 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     frameworkErrors: frameworkErrorHandler(problem, options.logger),
     clientErrorHandler: clientErrorHandler(problem, options.logger),
   });
-  installShutdownRefusal(adapter.getInstance() as FastifyInstance, () => adapter.shuttingDown, problem);
+  const fastify = adapter.getInstance() as FastifyInstance;
+  installShutdownRefusal(fastify, () => adapter.shuttingDown, problem);
+  installRequestChecks(fastify, problem);
+  installNodeLevelProblems(fastify.server, problem);
+  // Registered before Nest's own JSON parser, which then stays out (strict UTF-8, see json-body.ts).
+  adapter.useBodyParser('application/json', false, { bodyLimit: options.bodyLimit ?? 64 * 1024 }, strictJsonParser(fastify));
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: new PinoNestLogger(options.logger.child({ context: 'nest' })),
     abortOnError: false,
   });
+  // The default problem filter; a service's own filter, registered later, takes precedence.
+  app.useGlobalFilters(new HttpProblemFilter(problem, options.logger));
   installHttpHooks(app);
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   return app;

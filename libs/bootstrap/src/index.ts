@@ -1,4 +1,5 @@
-export { createHttpApp, exitAfterShutdownTimeout, type HttpAppOptions } from './http-app.js';
+export { createHttpApp, exitAfterShutdownTimeout, DEFAULT_TRUSTED_PROXIES, type HttpAppOptions } from './http-app.js';
+export { HttpProblemFilter, httpExceptionDetail } from './problem-filter.js';
 export {
   PROBLEM_CONTENT_TYPE,
   SHUTDOWN_RETRY_AFTER_SECONDS,
@@ -6,7 +7,7 @@ export {
   type HttpProblem,
   type ProblemFactory,
 } from './framework-problems.js';
-export { createRedis } from './redis.js';
+export { createRedis, type RedisOptions } from './redis.js';
 export {
   LOGGER,
   REDIS,

@@ -4,6 +4,7 @@ import { LOGGER } from '#libs/bootstrap';
 import { parseBearer, type BearerFailure } from '#libs/identity';
 import type { Logger } from '#libs/observability';
 import { ProblemException } from '../http/problem.js';
+import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { IdentityCacheService } from './identity-cache.service.js';
 import { PRINCIPAL, type RequestWithPrincipal } from './principal.js';
 
@@ -28,9 +29,16 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly identity: IdentityCacheService,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly rateLimit: RateLimitService,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Authentication under the rate limits: per key on success, per client address on failure. */
+  canActivate(context: ExecutionContext): Promise<boolean> {
+    return this.rateLimit.guard(context, 'api_key', () => this.authenticate(context));
+  }
+
+  /** Attaches the principal and resolves to the key id (what the rate limit counts). */
+  private async authenticate(context: ExecutionContext): Promise<string> {
     const request = context.switchToHttp().getRequest<FastifyRequest & RequestWithPrincipal>();
     const bearer = parseBearer(request.headers.authorization);
     if (!bearer.ok) throw new ProblemException('invalid-api-key', BEARER_FAILURES[bearer.reason], { 'WWW-Authenticate': 'Bearer' });
@@ -49,6 +57,6 @@ export class ApiKeyGuard implements CanActivate {
       throw new ProblemException('account-unavailable', 'The platform account is unavailable; contact support.');
     }
     request[PRINCIPAL] = { agent_id: key.agent_id, traffic: key.mode, key_id: key.key_id };
-    return true;
+    return key.key_id;
   }
 }

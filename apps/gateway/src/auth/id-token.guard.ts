@@ -7,6 +7,7 @@ import { parseApiKey } from '#libs/identity';
 import type { Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { ProblemException } from '../http/problem.js';
+import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { IdentityCacheService } from './identity-cache.service.js';
 import { IdTokenVerifier, type IdTokenFailure } from './id-token.verifier.js';
 
@@ -80,9 +81,16 @@ export class IdTokenGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly env: GatewayEnv,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly rateLimit: RateLimitService,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Authentication under the rate limits: per subject on success, per client address on failure. */
+  canActivate(context: ExecutionContext): Promise<boolean> {
+    return this.rateLimit.guard(context, 'id_token', () => this.authenticate(context));
+  }
+
+  /** Attaches the owner principal and resolves to the token's `sub` (what the rate limit counts). */
+  private async authenticate(context: ExecutionContext): Promise<string> {
     const request = context.switchToHttp().getRequest<FastifyRequest & RequestWithOwner>();
     const challenge = { 'WWW-Authenticate': 'Bearer error="invalid_token"' };
     const bearer = bearerToken(request.headers.authorization);
@@ -119,6 +127,6 @@ export class IdTokenGuard implements CanActivate {
       throw new ProblemException('account-unavailable', 'The platform account is unavailable; contact support.');
     }
     request[OWNER_PRINCIPAL] = { agent_id: active[0].agent_id, sub: claims.sub, role: required ?? roles[0] ?? null };
-    return true;
+    return claims.sub;
   }
 }

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PROBLEM_CONTENT_TYPE } from '#libs/bootstrap';
 import type { Logger } from '#libs/observability';
 import { problemForStatus } from '../http/problem.js';
+import { problemExample, problemResponse } from './problem-responses.js';
 
 /** Name of the security scheme of the platform API key (referenced by @ApiBearerAuth). */
 export const API_KEY_SECURITY = 'platform_api_key';
@@ -54,9 +55,30 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       'Read-only payout balances, setup readiness, statements and history of the signed-in platform account (ID token with role agent). ' +
         'Available earnings do not mean a transfer has been sent; reporting earnings are not payout balances.',
     )
+    .addTag('recommendations', 'Contextual recommendations for an LLM answer, with signed tracking URLs (what @vendor/weave-node calls).')
+    .addTag('tracking', 'The exposure and click URLs of recommendations, opened by end users\' browsers: no API key, signed tokens only.')
     .build();
   // Health and metrics are excluded at their controller (@ApiExcludeController).
-  return SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
+  const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
+  documentRateLimits(document);
+  return document;
+}
+
+/**
+ * Every authenticated operation is under the gateway's rate limits (apps/gateway/src/rate-limit):
+ * documented once here rather than on each route, so a new route cannot forget it.
+ */
+function documentRateLimits(document: OpenAPIObject): void {
+  const tooMany = problemResponse(
+    'Too many requests for this API key or ID token, or too many failed authentications from this address. Wait Retry-After seconds.',
+    { rate_limited: { summary: 'Rate limit reached', value: problemExample('rate-limited', 'Rate limit of this API key reached; retry after the Retry-After interval.') } },
+    { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+  );
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.put, item.post, item.delete, item.patch]) {
+      if (operation?.security?.length && !operation.responses['429']) operation.responses['429'] = tooMany as never;
+    }
+  }
 }
 
 /** The swagger-ui-dist files the page needs, served from the installed package (no CDN). */

@@ -19,6 +19,7 @@ export const PROBLEM_TYPES = {
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'invalid-query': { status: 422, title: 'Invalid query parameters' },
   'invalid-body': { status: 422, title: 'Invalid request body' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
   'request-header-fields-too-large': { status: 431, title: 'Request headers too large' },
   'internal-error': { status: 500, title: 'Internal server error' },
   'service-unavailable': { status: 503, title: 'Service temporarily unavailable' },

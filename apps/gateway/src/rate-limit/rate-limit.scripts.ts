@@ -1,0 +1,63 @@
+/**
+ * The limiter's Redis scripts: GCRA (the generic cell rate algorithm, a token bucket kept as a
+ * single timestamp per key). A bucket of `limit` per `window` ms stores its "theoretical
+ * arrival time" (TAT); a request is allowed when TAT + interval − now ≤ window, where interval
+ * = window / limit, and then moves TAT on by one interval. So `limit` requests pass at once,
+ * and one more every interval after that; the key expires when the bucket is full again.
+ * Time is Redis's own (TIME), so every gateway replica shares one clock. Each script is one
+ * atomic round trip (EVALSHA).
+ */
+
+/**
+ * A request by an authenticated principal.
+ * KEYS[1] the principal's bucket, KEYS[2] the client address's failure bucket.
+ * ARGV[1] principal limit (0: none), ARGV[2] failure limit (0: none), ARGV[3] window ms.
+ * Returns {code, remaining, retry_ms, reset_ms}: code 0 allowed, 1 over the principal's limit,
+ * 2 the address is blocked by its failures (checked first, nothing is counted then).
+ */
+export const CONSUME_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local window = tonumber(ARGV[3])
+local failures = tonumber(ARGV[2])
+if failures > 0 then
+  local interval = window / failures
+  local tat = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if tat < now then tat = now end
+  local over = tat + interval - now - window
+  if over > 0 then return {2, 0, math.ceil(over), math.ceil(tat - now)} end
+end
+local limit = tonumber(ARGV[1])
+if limit <= 0 then return {0, -1, 0, 0} end
+local interval = window / limit
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local next_tat = tat + interval
+local over = next_tat - now - window
+if over > 0 then return {1, 0, math.ceil(over), math.ceil(tat - now)} end
+redis.call('SET', KEYS[1], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
+return {0, math.floor((window - (next_tat - now)) / interval), 0, math.ceil(next_tat - now)}
+`;
+
+/**
+ * A failed authentication from a client address.
+ * KEYS[1] the address's failure bucket. ARGV[1] failure limit, ARGV[2] window ms.
+ * Returns {code, blocked_ms}: code 0 the failure was counted, 1 the address was already
+ * blocked (not counted: a blocked address does not extend its own block); blocked_ms how long
+ * the address is refused from now on (0: it is not).
+ */
+export const FAILURE_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local window = tonumber(ARGV[2])
+local interval = window / tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local next_tat = tat + interval
+local over = next_tat - now - window
+if over > 0 then return {1, math.ceil(over)} end
+redis.call('SET', KEYS[1], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
+local blocked = next_tat + interval - now - window
+if blocked > 0 then return {0, math.ceil(blocked)} end
+return {0, 0}
+`;

@@ -1,0 +1,240 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { DataSource } from 'typeorm';
+import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
+import {
+  newTestDatabase,
+  startNats,
+  startPrivateRedis,
+  startReportingProjection,
+  waitFor,
+  type PrivateRedis,
+  type ServiceUnderTest,
+  type TestDatabase,
+  type TestNats,
+} from '../support/index.js';
+import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, startTimezoneSettings, type JwksServer, type TestKey } from '../support/oidc.js';
+import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
+import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
+
+/**
+ * The gateway's rate limits against real Redis, two gateway replicas, real NATS, PostgreSQL and
+ * the real reporting-projection and timezone-settings behind them: per API key and per ID-token
+ * subject (429 + Retry-After beyond the limit, shared by the replicas), failed authentications
+ * per client address (429 before the credential is looked at), and failing open when Redis is
+ * gone (a private redis-server the test stops; the machine's Redis is never touched).
+ */
+const KEY_LIMIT = 5;
+const TOKEN_LIMIT = 4;
+const FAILURE_LIMIT = 6;
+const LIMITS = {
+  RATE_LIMIT_PER_KEY_PER_MINUTE: String(KEY_LIMIT),
+  RATE_LIMIT_PER_TOKEN_PER_MINUTE: String(TOKEN_LIMIT),
+  AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE: String(FAILURE_LIMIT),
+};
+const PROBLEM = 'application/problem+json';
+
+let nats: TestNats;
+let db: TestDatabase;
+let jwks: JwksServer;
+let signingKey: TestKey;
+let reporting: ServiceUnderTest<ReportingProjectionEnv>;
+let timezone: ServiceUnderTest<TimezoneSettingsEnv>;
+let gateway1: NestFastifyApplication;
+let gateway2: NestFastifyApplication;
+let base1: string;
+let base2: string;
+let dataSource: DataSource;
+let identity: IdentityRepository;
+
+beforeAll(async () => {
+  nats = await startNats();
+  db = newTestDatabase();
+  signingKey = await generateTestKey('RS256');
+  jwks = await startJwksServer([signingKey]);
+  reporting = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000 });
+  timezone = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
+  ({ app: gateway1, base: base1 } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url, extra: LIMITS }));
+  ({ app: gateway2, base: base2 } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url, extra: LIMITS }));
+  dataSource = createIdentityDataSource(db.url, 2, 'rate-limit-test');
+  await dataSource.initialize();
+  identity = new IdentityRepository(dataSource);
+  await identity.createPlatform('agent_rl_a', 'uid_rl_a');
+  await identity.createPlatform('agent_rl_b', 'uid_rl_b');
+});
+
+afterAll(async () => {
+  await gateway1?.close();
+  await gateway2?.close();
+  await timezone?.close();
+  await reporting?.close();
+  if (dataSource?.isInitialized) await dataSource.destroy();
+  await jwks?.close();
+  await nats?.stop();
+  await db?.drop();
+});
+
+const newKey = async (agent = 'agent_rl_a') => (await identity.createKey(agent, 'live')).api_key;
+
+function report(base: string, credential: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${base}/agent/reporting?time_range=7d`, { headers: { authorization: `Bearer ${credential}`, ...headers } });
+}
+
+function onboard(base: string, token: string): Promise<Response> {
+  return fetch(`${base}/agent/update-onboarding`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ reporting_timezone: 'Europe/Paris' }),
+  });
+}
+
+/** A 429 problem with Retry-After in whole seconds within the one-minute window. */
+async function expectTooMany(response: Response, detail: RegExp): Promise<void> {
+  expect(response.status).toBe(429);
+  expect(response.headers.get('content-type')).toBe(PROBLEM);
+  const retryAfter = Number(response.headers.get('retry-after'));
+  expect(Number.isInteger(retryAfter)).toBe(true);
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(60);
+  const problem = (await response.json()) as Record<string, unknown>;
+  expect(problem).toEqual({ type: 'https://docs.weave.example/problems/rate-limited', title: 'Too many requests', status: 429, detail: expect.stringMatching(detail) });
+}
+
+/** Answers that got past authentication and the limiter (200 report or 202 while it is prepared). */
+function expectServed(response: Response): void {
+  expect([200, 202]).toContain(response.status);
+}
+
+async function metric(base: string, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(name) && l.includes(labels) && !l.startsWith('#'));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+describe('per API key', () => {
+  it(`lets ${KEY_LIMIT} requests through, then answers 429 with Retry-After and RateLimit headers`, async () => {
+    const key = await newKey();
+    const remaining: string[] = [];
+    for (let i = 0; i < KEY_LIMIT; i++) {
+      const response = await report(base1, key);
+      expectServed(response);
+      expect(response.headers.get('ratelimit-limit')).toBe(String(KEY_LIMIT));
+      remaining.push(response.headers.get('ratelimit-remaining') ?? '');
+      await response.arrayBuffer();
+    }
+    expect(remaining).toEqual(['4', '3', '2', '1', '0']);
+    const rejectionsBefore = await metric(base1, 'weave_rate_limit_rejections_total', 'reason="api_key"');
+    const refused = await report(base1, key);
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    await expectTooMany(refused, /API key/);
+    expect(await metric(base1, 'weave_rate_limit_rejections_total', 'reason="api_key"')).toBe(rejectionsBefore + 1);
+  });
+
+  it('limits each key on its own: another key of the same platform, and of another platform, are unaffected', async () => {
+    const limited = await newKey();
+    for (let i = 0; i < KEY_LIMIT; i++) expectServed(await report(base1, limited));
+    expect((await report(base1, limited)).status).toBe(429);
+
+    const sibling = await newKey('agent_rl_a');
+    const other = await newKey('agent_rl_b');
+    expectServed(await report(base1, sibling));
+    expectServed(await report(base1, other));
+    expect((await report(base1, limited)).status).toBe(429);
+  });
+
+  it('is shared by the gateway replicas through Redis', async () => {
+    const key = await newKey();
+    for (let i = 0; i < 3; i++) expectServed(await report(base1, key));
+    for (let i = 0; i < KEY_LIMIT - 3; i++) expectServed(await report(base2, key));
+    await expectTooMany(await report(base2, key), /API key/);
+    await expectTooMany(await report(base1, key), /API key/);
+  });
+});
+
+describe('per ID-token subject', () => {
+  it(`lets ${TOKEN_LIMIT} requests of one owner through on both replicas, then 429 for every token of that subject`, async () => {
+    const token = await signIdToken(signingKey, { sub: 'uid_rl_a' });
+    expect((await onboard(base1, token)).status).toBe(200);
+    expect((await onboard(base2, token)).status).toBe(200);
+    expect((await onboard(base1, token)).status).toBe(200);
+    const last = await onboard(base2, token);
+    expect(last.status).toBe(200);
+    expect(last.headers.get('ratelimit-remaining')).toBe('0');
+    await expectTooMany(await onboard(base1, token), /account/);
+    // A fresh token of the same subject is the same principal.
+    const fresh = await signIdToken(signingKey, { sub: 'uid_rl_a', iat: Math.floor(Date.now() / 1000) - 5, jti: 'another' });
+    await expectTooMany(await onboard(base2, fresh), /account/);
+    // Another owner is unaffected.
+    expect((await onboard(base1, await signIdToken(signingKey, { sub: 'uid_rl_b' }))).status).toBe(200);
+  });
+});
+
+describe('failed authentications per client address', () => {
+  it(`answers ${FAILURE_LIMIT} failures with 401, then 429 for that address whatever it sends, on every replica`, async () => {
+    const valid = await newKey('agent_rl_b');
+    const attacker = { 'x-forwarded-for': '203.0.113.10' };
+    const statuses: number[] = [];
+    for (let i = 0; i < FAILURE_LIMIT; i++) {
+      const response = await report(i % 2 === 0 ? base1 : base2, `sk_live_${'x'.repeat(40)}${i}`, attacker);
+      statuses.push(response.status);
+      await response.arrayBuffer();
+    }
+    expect(statuses).toEqual(Array(FAILURE_LIMIT).fill(401));
+
+    const rejectionsBefore = await metric(base1, 'weave_rate_limit_rejections_total', 'reason="auth_failures"');
+    // Another guess, a missing credential, a valid key and an ID token: all refused up front, on both replicas.
+    await expectTooMany(await report(base1, `sk_live_${'y'.repeat(40)}`, attacker), /failed authentication/);
+    await expectTooMany(await fetch(`${base2}/agent/reporting`, { headers: attacker }), /failed authentication/);
+    await expectTooMany(await report(base2, valid, attacker), /failed authentication/);
+    await expectTooMany(await report(base1, valid, attacker), /failed authentication/);
+    const token = await signIdToken(signingKey, { sub: 'uid_rl_b' });
+    const tokenResponse = await fetch(`${base2}/agent/update-onboarding`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...attacker },
+      body: JSON.stringify({ reporting_timezone: 'UTC' }),
+    });
+    await expectTooMany(tokenResponse, /failed authentication/);
+    expect(await metric(base1, 'weave_rate_limit_rejections_total', 'reason="auth_failures"')).toBeGreaterThanOrEqual(rejectionsBefore + 5);
+
+    // Prepending a forged address does not help: the address is the nearest one not trusted.
+    await expectTooMany(await report(base1, valid, { 'x-forwarded-for': '198.51.100.7, 203.0.113.10' }), /failed authentication/);
+    // Another address is unaffected, with the same valid key.
+    expectServed(await report(base1, valid, { 'x-forwarded-for': '203.0.113.11' }));
+  });
+});
+
+describe('with Redis unavailable', () => {
+  let redis: PrivateRedis;
+  let gateway: NestFastifyApplication;
+  let base: string;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    ({ app: gateway, base } = await startGatewayWithOidc({
+      natsUrl: nats.url,
+      databaseUrl: db.url,
+      jwksUrl: jwks.url,
+      extra: { ...LIMITS, RATE_LIMIT_PER_KEY_PER_MINUTE: '3', REDIS_URL: redis.url },
+    }));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await redis?.destroy();
+  });
+
+  it('fails open: requests pass while Redis is down (counted), and limiting resumes when it returns', async () => {
+    const key = await newKey();
+    for (let i = 0; i < 3; i++) expectServed(await report(base, key));
+    expect((await report(base, key)).status).toBe(429);
+
+    await redis.stop('SIGKILL');
+    const failOpenBefore = await metric(base, 'weave_rate_limit_fail_open_total');
+    for (let i = 0; i < 6; i++) expectServed(await report(base, key));
+    // A wrong key is still refused as such (401), never blocked by a limiter that cannot count.
+    expect((await report(base, `sk_live_${'z'.repeat(40)}`)).status).toBe(401);
+    expect(await metric(base, 'weave_rate_limit_fail_open_total')).toBeGreaterThanOrEqual(failOpenBefore + 6);
+
+    await redis.start();
+    // The restarted Redis is empty: the key gets a fresh bucket, and is limited again once it is spent.
+    await waitFor(async () => (await report(base, key)).status === 429, { timeoutMs: 30000, intervalMs: 200, what: 'limiting to resume' });
+  });
+});
