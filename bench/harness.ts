@@ -72,11 +72,12 @@ export interface Child {
 }
 
 /**
- * Starts `node <script>` with `env` added to this process's environment. Its stdout/stderr are
- * echoed to this process's stderr with a prefix (the services log at warn, so little comes out).
+ * Starts `node [nodeArgs] <script> [args]` with `env` added to this process's environment. Its
+ * stdout/stderr are echoed to this process's stderr with a prefix (the services log at warn, so
+ * little comes out).
  */
-export function startChild(name: string, script: string, env: Record<string, string | number>, args: string[] = []): Child {
-  const child = spawn(process.execPath, [script, ...args], {
+export function startChild(name: string, script: string, env: Record<string, string | number>, args: string[] = [], nodeArgs: string[] = []): Child {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     env: { ...process.env, ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -116,4 +117,38 @@ export async function waitForHttp(url: string, { status = 200, timeoutMs = 60_00
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`timed out waiting for ${url} to answer ${status} (last: ${last})`);
+}
+
+/** One sample of a Prometheus text exposition: the metric name, its labels and its value. */
+export interface MetricSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Reads a `/metrics` page (Prometheus text format) into samples. */
+export async function scrapeMetrics(url: string): Promise<MetricSample[]> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(5000) });
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
+  const samples: MetricSample[] = [];
+  for (const line of (await response.text()).split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!match) continue;
+    const labels: Record<string, string> = {};
+    for (const pair of (match[3] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]] = pair[2];
+    samples.push({ name: match[1], labels, value: Number(match[4]) });
+  }
+  return samples;
+}
+
+/** The sum of a metric's samples whose labels include `labels` (NaN when there is none). */
+export function metricSum(samples: MetricSample[], name: string, labels: Record<string, string> = {}): number {
+  const matching = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  return matching.length === 0 ? NaN : matching.reduce((sum, s) => sum + s.value, 0);
+}
+
+/** CPU seconds (user + system) a service has used, from its `/metrics`. */
+export async function cpuSeconds(metricsUrl: string): Promise<number> {
+  return metricSum(await scrapeMetrics(metricsUrl), 'process_cpu_seconds_total');
 }

@@ -1,14 +1,18 @@
 /**
  * Payout read benchmark (issue 4): 50 platforms × 2,000 statements (plus balances and readiness)
  * published as payout events to JetStream and applied by the real payouts-read consumer; then
- * GET /agent-payouts/me/statements?page_size=100 and GET /agent-payouts/me/overview under
- * autocannon through the deployment shape — the gateway and payouts-read as child processes
- * from dist/, a private nats-server, a fresh PostgreSQL database, Redis. Every request carries
- * a valid ID token with role agent (ES256, JWKS loaded by the gateway from a local file through
- * OIDC_JWKS_URL=/path/to/jwks.json); requests rotate over the 50 platforms' tokens.
+ * GET /agent-payouts/me/statements?page_size=100 (plain, and with `Accept-Encoding: gzip`) and
+ * GET /agent-payouts/me/overview under autocannon through the deployment shape — the gateway
+ * and payouts-read as child processes from dist/, a private nats-server, a fresh PostgreSQL
+ * database, Redis. Every request carries a valid ID token with role agent (ES256, JWKS loaded
+ * by the gateway from a local file through OIDC_JWKS_URL=/path/to/jwks.json); requests rotate
+ * over the 50 platforms' tokens. For comparison in the same run, the plain page is also
+ * measured through a second gateway without its payout cache (PAYOUTS_CACHE_TTL_MS=0), and
+ * the CPU each process spent per request is read from its /metrics.
  *
  *   npm run bench:payouts                   (DURATION=5 PLATFORMS=5 npm run bench:payouts for a quick run)
- *   CONNECTIONS=50 DURATION=20 PLATFORMS=50 STATEMENTS=2000 are the defaults.
+ *   CONNECTIONS=50 DURATION=20 PLATFORMS=50 STATEMENTS=2000 COMPARE=1 are the defaults
+ *   (COMPARE=0 leaves out the gateway without cache).
  */
 import { createRequire } from 'node:module';
 import { rm } from 'node:fs/promises';
@@ -17,7 +21,7 @@ import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { NatsClient } from '#libs/nats';
 import { REDIS_URL, connectProducer, freePort, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
 import { TEST_AUDIENCE, TEST_ISSUER, generateTestKey, signIdToken, writeJwksFile } from '../test/support/oidc.js';
-import { describeLoad, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
+import { cpuSeconds, describeLoad, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
 import { fmt, machine } from './support.js';
 
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
@@ -25,6 +29,7 @@ const SECONDS = Number(process.env.DURATION ?? 20);
 const WARMUP_SECONDS = Math.min(3, SECONDS);
 const PLATFORMS = Number(process.env.PLATFORMS ?? 50);
 const STATEMENTS = Number(process.env.STATEMENTS ?? 2000);
+const COMPARE = process.env.COMPARE !== '0';
 const TARGET_P99_MS = 30;
 const DAY = 86_400_000;
 const FIRST_PERIOD = Date.UTC(2021, 0, 1);
@@ -122,6 +127,7 @@ interface AutocannonRequest {
 interface AutocannonResult {
   requests: { average: number; total: number };
   latency: { average: number; p50: number; p90: number; p99: number; max: number };
+  throughput: { average: number };
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -130,8 +136,13 @@ interface AutocannonResult {
 type Autocannon = (options: { url: string; connections: number; duration: number; timeout: number; requests: AutocannonRequest[] }) => Promise<AutocannonResult>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
-/** One autocannon run over `path`, each request with the next platform's ID token. */
-async function loadWithTokens(base: string, path: string, tokens: string[], seconds: number): Promise<LoadFigures> {
+interface RunFigures extends LoadFigures {
+  /** Response bytes per second autocannon received (headers and bodies). */
+  bytesPerSecond: number;
+}
+
+/** One autocannon run over `path`, each request with the next platform's ID token (and `headers`). */
+async function loadWithTokens(base: string, path: string, tokens: string[], seconds: number, headers: Record<string, string> = {}): Promise<RunFigures> {
   let next = 0;
   const result = await autocannon({
     url: base,
@@ -142,7 +153,7 @@ async function loadWithTokens(base: string, path: string, tokens: string[], seco
       {
         method: 'GET',
         path,
-        setupRequest: (request) => ({ ...request, headers: { ...request.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` } }),
+        setupRequest: (request) => ({ ...request, headers: { ...request.headers, ...headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` } }),
       },
     ],
   });
@@ -158,6 +169,7 @@ async function loadWithTokens(base: string, path: string, tokens: string[], seco
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
+    bytesPerSecond: result.throughput.average,
   };
 }
 
@@ -181,14 +193,16 @@ async function main() {
     children.push(payouts);
     await waitForHttp(`http://127.0.0.1:${payoutsPort}/health/ready`, { child: payouts });
     const gatewayPort = await freePort();
-    const gateway = startChild('gateway', 'dist/apps/gateway/src/main.js', {
+    const gatewayEnv = {
       ...common,
-      PORT: gatewayPort,
       TRACKING_SIGNING_SECRET: 'bench-payouts-tracking-signing-secret',
       OIDC_ISSUER: TEST_ISSUER,
       OIDC_AUDIENCE: TEST_AUDIENCE,
       OIDC_JWKS_URL: jwksPath,
-    });
+    };
+    // GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the (cached) gateway.
+    const nodeArgs = process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const gateway = startChild('gateway', 'dist/apps/gateway/src/main.js', { ...gatewayEnv, PORT: gatewayPort }, [], nodeArgs);
     children.push(gateway);
     await waitForHttp(`http://127.0.0.1:${gatewayPort}/health/ready`, { child: gateway });
 
@@ -222,7 +236,8 @@ async function main() {
     const overviewPath = '/agent-payouts/me/overview';
     // The read model is the real one: check what a platform sees before measuring.
     const check = async (path: string, token: string) => {
-      const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+      // fetch asks for gzip unless told otherwise: the plain bytes here.
+      const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'identity' } });
       if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
       return { body: (await response.json()) as Record<string, unknown>, bytes: Number(response.headers.get('content-length') ?? 0) };
     };
@@ -240,20 +255,50 @@ async function main() {
       `statements page: total ${String(page.body.total)}, ${items.length} items, ${fmt(page.bytes)} bytes; overview: ${(overview.body.recent_statements as unknown[]).length} recent statements, ${fmt(overview.bytes)} bytes`,
     );
 
-    const results: [string, LoadFigures][] = [];
-    for (const path of [statementsPath, overviewPath]) {
-      await loadWithTokens(base, path, tokens, WARMUP_SECONDS);
-      results.push([path, await loadWithTokens(base, path, tokens, SECONDS)]);
+    const gzipPage = await fetch(`${base}${statementsPath}`, { headers: { authorization: `Bearer ${tokens[0]}`, 'accept-encoding': 'gzip' } });
+    await gzipPage.arrayBuffer();
+    const gzipBytes = Number(gzipPage.headers.get('content-length') ?? 0);
+    console.log(`statements page with Accept-Encoding: gzip: ${fmt(gzipBytes)} bytes (${gzipPage.headers.get('content-encoding') ?? 'not compressed'})`);
+
+    // Every run: a warm-up, then the measured run; CPU seconds of both services around it.
+    const metrics = { gateway: `${base}/metrics`, payoutsRead: `http://127.0.0.1:${payoutsPort}/metrics` };
+    const measure = async (name: string, target: string, path: string, headers: Record<string, string> = {}, gatewayMetrics = metrics.gateway) => {
+      await loadWithTokens(target, path, tokens, WARMUP_SECONDS, headers);
+      const before = { gateway: await cpuSeconds(gatewayMetrics), payoutsRead: await cpuSeconds(metrics.payoutsRead) };
+      const figures = await loadWithTokens(target, path, tokens, SECONDS, headers);
+      const after = { gateway: await cpuSeconds(gatewayMetrics), payoutsRead: await cpuSeconds(metrics.payoutsRead) };
+      const perRequest = (seconds: number) => `${fmt((seconds * 1e6) / Math.max(1, figures.total))} µs`;
+      return {
+        name,
+        figures,
+        cpu: `CPU per request: gateway ${perRequest(after.gateway - before.gateway)}, payouts-read ${perRequest(after.payoutsRead - before.payoutsRead)}; ${(figures.bytesPerSecond / 1e6).toFixed(1)} MB/s received`,
+      };
+    };
+    const results = [
+      await measure(`GET ${statementsPath}`, base, statementsPath),
+      await measure(`GET ${statementsPath} with Accept-Encoding: gzip`, base, statementsPath, { 'accept-encoding': 'gzip' }),
+      await measure(`GET ${overviewPath}`, base, overviewPath),
+    ];
+    if (COMPARE) {
+      // The same gateway without its payout cache: every request goes to payouts-read (which keeps its own cache).
+      const plainPort = await freePort();
+      const plainGateway = startChild('gateway-without-cache', 'dist/apps/gateway/src/main.js', { ...gatewayEnv, PORT: plainPort, PAYOUTS_CACHE_TTL_MS: 0 });
+      children.push(plainGateway);
+      await waitForHttp(`http://127.0.0.1:${plainPort}/health/ready`, { child: plainGateway });
+      const plainBase = `http://127.0.0.1:${plainPort}`;
+      await gateway.stop();
+      results.push(await measure(`GET ${statementsPath}, gateway without its payout cache (PAYOUTS_CACHE_TTL_MS=0)`, plainBase, statementsPath, {}, `${plainBase}/metrics`));
     }
 
     console.log('');
     console.log(
       `${CONNECTIONS} connections, ${SECONDS} s each (after ${WARMUP_SECONDS} s warm-up), autocannon in the bench process, requests rotating over ${PLATFORMS} platforms' ID tokens;`,
     );
-    console.log('gateway (ID token ES256 + platform lookup) → NATS → payouts-read (child processes from dist, LOG_LEVEL=warn):');
-    for (const [path, figures] of results) {
-      console.log(`GET ${path}`);
+    console.log('gateway (ID token ES256 + platform lookup, payout cache) → NATS → payouts-read (child processes from dist, LOG_LEVEL=warn):');
+    for (const { name, figures, cpu } of results) {
+      console.log(name);
       console.log(`  ${describeLoad(figures)}`);
+      console.log(`  ${cpu}`);
       console.log(`  ${verdict(figures)}`);
     }
   } finally {

@@ -30,7 +30,9 @@ import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
 import { ProblemDto } from '../http/problem.dto.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { ProblemException } from '../http/problem.js';
-import { HISTORY_PARAMETERS, NO_PARAMETERS, STATEMENTS_PARAMETERS, parsePayoutsQuery, type PayoutsQueryParameter } from './payouts-query.js';
+import { negotiateEncoding } from './content-encoding.js';
+import { PayoutsReplyCache } from './payouts-reply-cache.js';
+import { HISTORY_PARAMETERS, NO_PARAMETERS, STATEMENTS_PARAMETERS, parsePayoutsQuery, type PayoutsQuery, type PayoutsQueryParameter } from './payouts-query.js';
 import {
   BALANCES_EXAMPLE,
   OVERVIEW_EXAMPLE,
@@ -60,7 +62,19 @@ const NOT_FOUND = 'No statement with this id exists for this platform.';
 
 // --- OpenAPI description of the responses (DESIGN §5); the handlers below are the behaviour. ---
 
-const NO_STORE_DOC = { 'Cache-Control': { description: 'Payout data is private to the platform.', schema: { type: 'string', example: 'private, no-store' } } };
+const NO_STORE_DOC = {
+  'Cache-Control': { description: 'Payout data is private to the platform.', schema: { type: 'string', example: 'private, no-store' } },
+  'Content-Encoding': {
+    description: 'br or gzip when the client accepts it (Accept-Encoding) and the answer is large (a page of many statements); absent otherwise.',
+    schema: { type: 'string', enum: ['br', 'gzip'] },
+  },
+  Vary: { description: 'Accept-Encoding, on answers large enough to be compressed.', schema: { type: 'string', example: 'Accept-Encoding' } },
+};
+
+/** The cache key of a page: the query with payouts-read's defaults applied, so equal pages share an entry. */
+function pageKey(route: string, query: PayoutsQuery): string {
+  return `${route}?page=${query.page ?? PAYOUTS_DEFAULT_PAGE}&page_size=${query.page_size ?? PAYOUTS_DEFAULT_PAGE_SIZE}&status=${query.status ?? ''}`;
+}
 
 /** What every payout endpoint shares: the ID token with role agent, and 401/403/503. */
 function PayoutsEndpoint(operationId: string, summary: string, description: string) {
@@ -167,6 +181,7 @@ export class PayoutsController {
   constructor(
     private readonly nats: NatsClient,
     private readonly env: GatewayEnv,
+    private readonly replies: PayoutsReplyCache,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -182,7 +197,7 @@ export class PayoutsController {
   @NO_QUERY_422
   async getPayoutBalance(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     this.query(request, NO_PARAMETERS);
-    return this.ask(RpcSubjects.payoutsBalanceGet, { agent_id: owner.agent_id }, request, reply);
+    return this.ask(RpcSubjects.payoutsBalanceGet, { agent_id: owner.agent_id }, 'balance', request, reply);
   }
 
   @Get('readiness')
@@ -196,7 +211,7 @@ export class PayoutsController {
   @NO_QUERY_422
   async getPayoutReadiness(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     this.query(request, NO_PARAMETERS);
-    return this.ask(RpcSubjects.payoutsReadinessGet, { agent_id: owner.agent_id }, request, reply);
+    return this.ask(RpcSubjects.payoutsReadinessGet, { agent_id: owner.agent_id }, 'readiness', request, reply);
   }
 
   @Get('overview')
@@ -209,7 +224,7 @@ export class PayoutsController {
   @NO_QUERY_422
   async getPayoutOverview(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     this.query(request, NO_PARAMETERS);
-    return this.ask(RpcSubjects.payoutsOverviewGet, { agent_id: owner.agent_id }, request, reply);
+    return this.ask(RpcSubjects.payoutsOverviewGet, { agent_id: owner.agent_id }, 'overview', request, reply);
   }
 
   @Get('statements')
@@ -226,7 +241,7 @@ export class PayoutsController {
   @pageQuery422('page, page_size, status (LOCKED, BLOCKED, FAILED, PAID)')
   async listPayoutStatements(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     const query = this.query(request, STATEMENTS_PARAMETERS);
-    return this.ask(RpcSubjects.payoutsStatementsList, { agent_id: owner.agent_id, ...query }, request, reply);
+    return this.ask(RpcSubjects.payoutsStatementsList, { agent_id: owner.agent_id, ...query }, pageKey('statements', query), request, reply);
   }
 
   @Get('statements/:statement_id')
@@ -258,7 +273,7 @@ export class PayoutsController {
     this.query(request, NO_PARAMETERS);
     // No statement has an empty or over-long id: answer as for any unknown id.
     if (!statementId || statementId.length > MAX_STATEMENT_ID_LENGTH) throw new ProblemException('statement-not-found', NOT_FOUND);
-    return this.ask(RpcSubjects.payoutsStatementGet, { agent_id: owner.agent_id, statement_id: statementId }, request, reply);
+    return this.ask(RpcSubjects.payoutsStatementGet, { agent_id: owner.agent_id, statement_id: statementId }, `statement/${statementId}`, request, reply);
   }
 
   @Get('history')
@@ -268,7 +283,7 @@ export class PayoutsController {
   @pageQuery422('page, page_size')
   async listPayoutHistory(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     const query = this.query(request, HISTORY_PARAMETERS);
-    return this.ask(RpcSubjects.payoutsHistoryList, { agent_id: owner.agent_id, ...query }, request, reply);
+    return this.ask(RpcSubjects.payoutsHistoryList, { agent_id: owner.agent_id, ...query }, pageKey('history', query), request, reply);
   }
 
   /** The validated query of the raw URL, or a 422 problem. */
@@ -279,10 +294,28 @@ export class PayoutsController {
   }
 
   /**
-   * One request/reply to payouts-read, its error codes mapped to problems. A successful result
-   * is forwarded as the JSON bytes payouts-read sent, without parsing and re-serializing it.
+   * The reply of payouts-read for `payload` (whose agent_id is the caller's platform), from the
+   * gateway's cache of large replies when it holds it (PayoutsReplyCache, keyed by platform
+   * and `key`), else over NATS request/reply. The JSON bytes payouts-read sent are forwarded
+   * without parsing and re-serializing them; a large reply is compressed (once per cached
+   * reply) when the client accepts br or gzip.
    */
-  private async ask(subject: string, payload: object, request: FastifyRequest, reply: FastifyReply): Promise<Buffer> {
+  private async ask(subject: string, payload: { agent_id: string; [field: string]: unknown }, key: string, request: FastifyRequest, reply: FastifyReply): Promise<Buffer> {
+    // Payout data is per platform and private: no shared caches.
+    void reply.header('Cache-Control', 'private, no-store');
+    const answer = await this.replies.reply(payload.agent_id, key, () => this.fetch(subject, payload, request));
+    void reply.type('application/json; charset=utf-8');
+    if (!answer.large) return answer.body;
+    void reply.header('Vary', 'Accept-Encoding');
+    const encoding = negotiateEncoding(request.headers['accept-encoding']);
+    if (!encoding) return answer.body;
+    const compressed = await answer.encoded(encoding);
+    void reply.header('Content-Encoding', encoding);
+    return compressed;
+  }
+
+  /** One request/reply to payouts-read: the result's JSON bytes, or its error code mapped to a problem. */
+  private async fetch(subject: string, payload: object, request: FastifyRequest): Promise<Buffer> {
     let answer: Awaited<ReturnType<typeof requestRpcJson>>;
     try {
       answer = await requestRpcJson(this.nats, subject, payload, { timeoutMs: this.env.PAYOUTS_REQUEST_TIMEOUT_MS, requestId: String(request.id) });
@@ -293,12 +326,8 @@ export class PayoutsController {
       }
       throw error;
     }
-    // Payout data is per platform and private: no shared caches.
-    void reply.header('Cache-Control', 'private, no-store');
-    if (answer.ok) {
-      void reply.type('application/json; charset=utf-8');
-      return Buffer.from(answer.json.buffer, answer.json.byteOffset, answer.json.byteLength);
-    }
+    // A copy: the bytes may be kept in the cache, and the message's buffer may hold other messages too.
+    if (answer.ok) return Buffer.from(answer.json);
     switch (answer.error?.code) {
       case 'not_found':
         throw new ProblemException('statement-not-found', NOT_FOUND);
