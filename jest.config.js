@@ -33,5 +33,13 @@ export default {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.spec.ts', '<rootDir>/test/e2e/**/*.spec.ts'],
     },
+    {
+      // Fault tests (npm run test:faults, not part of npm test): private servers, services as
+      // child processes of dist/ (built once by the global setup), kill -9 and restarts.
+      ...common,
+      displayName: 'faults',
+      testMatch: ['<rootDir>/test/faults/**/*.spec.ts'],
+      globalSetup: '<rootDir>/test/faults/global-setup.js',
+    },
   ],
 };

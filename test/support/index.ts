@@ -2,3 +2,4 @@ export * from './servers.js';
 export * from './logger.js';
 export * from './apps.js';
 export * from './events.js';
+export * from './private-servers.js';

@@ -34,6 +34,12 @@ export interface TestNats {
   stop(): Promise<void>;
   /** Stops and starts the server on the same port and store (file storage survives). */
   restart(): Promise<void>;
+  /** Ends the server with a signal (SIGKILL: a crash), keeping its port and store for start(). */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts the server again on the same port and store, after kill(). */
+  start(): Promise<void>;
+  /** Sends a signal without waiting (SIGSTOP / SIGCONT freeze and thaw the server). */
+  signal(signal: NodeJS.Signals): void;
 }
 
 async function waitForNats(url: string, timeoutMs = 10000): Promise<void> {
@@ -76,6 +82,17 @@ export async function startNats(): Promise<TestNats> {
     restart: async () => {
       await halt();
       await launch();
+    },
+    kill: async (signal: NodeJS.Signals = 'SIGKILL') => {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill(signal);
+      await exited;
+      child = undefined;
+    },
+    start: launch,
+    signal: (signal: NodeJS.Signals) => {
+      child?.kill(signal);
     },
   };
 }

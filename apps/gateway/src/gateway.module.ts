@@ -21,7 +21,12 @@ import { IdentityCacheService } from './auth/identity-cache.service.js';
 import { GatewayEnv } from './config/gateway.env.js';
 import { OnboardingController } from './onboarding/onboarding.controller.js';
 import { PayoutsController } from './payouts/payouts.controller.js';
+import { PayoutsReplyCache } from './payouts/payouts-reply-cache.js';
 import { ReportingController } from './reporting/reporting.controller.js';
+import { RateLimitService } from './rate-limit/rate-limit.service.js';
+import { RecommendationsController } from './recommendations/recommendations.controller.js';
+import { TrackingController } from './tracking/tracking.controller.js';
+import { TrackingService } from './tracking/tracking.service.js';
 
 /** The gateway: the only public HTTP surface; owns the identity schema (platforms, API keys). */
 @Module({})
@@ -35,7 +40,7 @@ export class GatewayModule {
           dependencyChecks(nats, ds, redis),
         ),
       ],
-      controllers: [ReportingController, OnboardingController, PayoutsController],
+      controllers: [ReportingController, OnboardingController, PayoutsController, RecommendationsController, TrackingController],
       providers: [
         { provide: GatewayEnv, useValue: env },
         loggerProvider(logger),
@@ -47,6 +52,9 @@ export class GatewayModule {
         ApiKeyGuard,
         IdTokenVerifier,
         IdTokenGuard,
+        RateLimitService,
+        PayoutsReplyCache,
+        TrackingService,
         InfrastructureShutdown,
       ],
       exports: [GatewayEnv, NatsClient, DataSource, REDIS],

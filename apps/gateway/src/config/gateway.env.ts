@@ -1,4 +1,4 @@
-import { IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { ServerEnv } from '#libs/config';
 
 /** Development default of TRACKING_SIGNING_SECRET; main.ts warns when it is still in use. */
@@ -35,6 +35,29 @@ export class GatewayEnv extends ServerEnv {
   @IsInt() @Min(1024) @Max(10 * 1024 * 1024)
   HTTP_BODY_LIMIT = 64 * 1024;
 
+  /**
+   * Requests per minute one API key may make (shared by every gateway replica through Redis;
+   * a token bucket: this many at once, refilled evenly over the minute). 0: no limit. The
+   * default is a safety cap above what one replica can serve; set it to what platforms are sold.
+   */
+  @IsInt() @Min(0) @Max(100_000_000)
+  RATE_LIMIT_PER_KEY_PER_MINUTE = 600_000;
+
+  /** Requests per minute one ID-token subject (a signed-in owner) may make; 0: no limit. */
+  @IsInt() @Min(0) @Max(100_000_000)
+  RATE_LIMIT_PER_TOKEN_PER_MINUTE = 60_000;
+
+  /**
+   * Failed authentications (401) per minute from one client address; beyond them the address
+   * is answered 429 before its credential is looked at. 0: no limit.
+   */
+  @IsInt() @Min(0) @Max(100_000_000)
+  AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE = 120;
+
+  /** How long a rate-limit check waits for Redis before letting the request through (fail open). */
+  @IsInt() @Min(5) @Max(5000)
+  RATE_LIMIT_REDIS_TIMEOUT_MS = 200;
+
   /** Expected `iss` of identity-provider ID tokens (ID-token endpoints answer 401 without it). */
   @IsOptional() @IsString()
   OIDC_ISSUER?: string;
@@ -67,7 +90,38 @@ export class GatewayEnv extends ServerEnv {
   @IsInt() @Min(50) @Max(60000)
   PAYOUTS_REQUEST_TIMEOUT_MS = 2000;
 
+  /**
+   * Longest a large payout reply is served from the gateway's cache should a
+   * `payouts.v1.changed` announcement be missed (the same meaning as in payouts-read; 0: no cache).
+   */
+  @IsInt() @Min(0) @Max(60000)
+  PAYOUTS_CACHE_TTL_MS = 5000;
+
+  /** Payout replies smaller than this are neither cached by the gateway nor compressed. */
+  @IsInt() @Min(0) @Max(16 * 1024 * 1024)
+  PAYOUTS_CACHE_MIN_BYTES = 16 * 1024;
+
+  /** Bytes of payout replies (and their compressed forms) the gateway caches, least recently used out first. */
+  @IsInt() @Min(0) @Max(4 * 1024 * 1024 * 1024)
+  PAYOUTS_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
   /** HMAC secret of tracking URLs. */
   @IsString() @MinLength(16)
   TRACKING_SIGNING_SECRET = DEV_TRACKING_SIGNING_SECRET;
+
+  /**
+   * The secret before the last rotation: tokens it signed are still accepted (never used to
+   * sign), so tracking URLs handed out before a rotation keep working. Unset after the grace period.
+   */
+  @IsOptional() @IsString() @MinLength(16)
+  TRACKING_SIGNING_SECRET_PREVIOUS?: string;
+
+  /**
+   * Public address of the gateway, the base of `exposure_url` and `click_url` (e.g.
+   * `https://api.weave.example`, a path prefix allowed). Unset: `http://127.0.0.1:<port the
+   * gateway listens on>`, which only works on the developer machine.
+   */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment' })
+  PUBLIC_BASE_URL?: string;
 }

@@ -1,0 +1,138 @@
+import pg from 'pg';
+import {
+  startNats,
+  startPrivatePostgres,
+  startPrivateRedis,
+  waitFor,
+  type PrivatePostgres,
+  type PrivateRedis,
+  type TestNats,
+} from '../support/index.js';
+import {
+  allScopes,
+  buildWorkload,
+  compareWithModel,
+  connectFaultProducer,
+  consumerState,
+  deadLetters,
+  registerScopes,
+  report,
+  reportsPublishedAfter,
+  startService,
+  waitCaughtUp,
+  type Producer,
+  type ServiceProcess,
+} from './harness.js';
+
+/**
+ * Fault 8: poison messages at the head of the stream, with valid events behind them.
+ * - An invalid payload (truncated JSON) is dead-lettered on its first delivery.
+ * - A valid event whose application always fails: the test installs a trigger in the service's
+ *   database that raises for one recommendation id, so the handler throws on every delivery (a
+ *   non-transient error, as a bug or an unforeseen data state would). It is retried with
+ *   backoff and dead-lettered on delivery INGEST_MAX_DELIVERIES, with the reason.
+ * The events behind them are applied while the poison still waits for its next delivery (it
+ * never holds them back), and the reports equal the reference model of the valid events.
+ */
+const MAX_DELIVERIES = 6;
+const AGENTS = ['agent_x1', 'agent_x2'];
+const SEED = Number(process.env.FAULTS_SEED ?? 7008);
+
+let postgres: PrivatePostgres;
+let nats: TestNats;
+let redis: PrivateRedis;
+let producer: Producer;
+let service: ServiceProcess | undefined;
+
+beforeAll(async () => {
+  [postgres, nats, redis] = await Promise.all([startPrivatePostgres(), startNats(), startPrivateRedis()]);
+  producer = await connectFaultProducer(nats.url);
+});
+
+afterAll(async () => {
+  await service?.kill();
+  await producer?.close();
+  await Promise.all([nats?.stop(), redis?.destroy(), postgres?.destroy()]);
+});
+
+describe('fault: a poison message', () => {
+  it('is dead-lettered after a bounded number of deliveries and never blocks the messages behind it', async () => {
+    const databaseUrl = postgres.url('weave');
+    service = await startService('reporting-projection', {
+      NATS_URL: nats.url,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redis.url,
+      REPORTING_PUBLISH_INTERVAL_MS: 1000,
+      INGEST_BATCH_SIZE: 200,
+      INGEST_MAX_DELIVERIES: MAX_DELIVERIES,
+    });
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    try {
+      await admin.query(`
+        CREATE FUNCTION reporting.test_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.recommendation_id = 'rec_poison' THEN RAISE EXCEPTION 'poisoned recommendation (installed by the fault test)'; END IF;
+          RETURN NEW;
+        END $$`);
+      await admin.query(`CREATE TRIGGER test_poison BEFORE INSERT OR UPDATE ON reporting.recommendation FOR EACH ROW EXECUTE FUNCTION reporting.test_poison()`);
+    } finally {
+      await admin.end();
+    }
+    const scopes = allScopes(AGENTS);
+    await registerScopes(producer.connection, scopes);
+
+    const created = new Date(Date.now() - 10 * 60_000).toISOString();
+    const poisons = await producer.publish({
+        agents: AGENTS,
+        messages: [
+          {
+            subject: 'events.recommendation.clicked',
+            msgId: 'evt_poison',
+            data: JSON.stringify({ event_id: 'evt_poison', recommendation_id: 'rec_poison', agent_id: AGENTS[0], traffic: 'live', recommendation_created_at: created, occurred_at: created }),
+          },
+          { subject: 'events.recommendation.shown', msgId: 'evt_truncated', data: '{"event_id":"evt_truncated","recommendation_id":"rec_' },
+        ],
+        modelOf: [],
+      });
+    expect(poisons.stored).toBe(2);
+    const workload = buildWorkload({ seed: SEED, targetEvents: 3000, agents: AGENTS });
+    const behind = await producer.publish(workload);
+
+    // Everything behind the poison is applied and acked while the poison itself is still waiting
+    // for a redelivery: one message unacked, and it is not in DEAD_LETTERS yet.
+    const whileWaiting = await waitFor(
+      async () => {
+        const state = await consumerState(producer.manager);
+        if (state.pending !== 0 || state.ackPending !== 1) return undefined;
+        return { state, letters: await deadLetters(producer.connection, producer.manager) };
+      },
+      { timeoutMs: 60000, intervalMs: 50, what: 'the events behind the poison to be applied' },
+    );
+    expect(whileWaiting.letters.map((l) => l.subject)).toEqual(['deadletter.events.recommendation.shown']);
+
+    // Then the poison is dead-lettered on its last delivery, with the reason.
+    const caughtUp = await waitCaughtUp(producer.manager, { timeoutMs: 120000 });
+    const letters = await deadLetters(producer.connection, producer.manager);
+    const reports = await reportsPublishedAfter(producer.connection, scopes, caughtUp);
+    const comparison = compareWithModel(reports, behind.acked);
+    report('poison messages', {
+      behind: behind.stored,
+      appliedWhilePoisonWaited: whileWaiting.state,
+      deadLetters: letters.map(({ subject, reason, deliveries, originalSequence }) => ({ subject, reason, deliveries, originalSequence })),
+      mismatches: comparison.mismatches.length,
+    });
+
+    expect(letters).toHaveLength(2);
+    const exhausted = letters.find((l) => l.subject === 'deadletter.events.recommendation.clicked')!;
+    const invalid = letters.find((l) => l.subject === 'deadletter.events.recommendation.shown')!;
+    expect(exhausted).toMatchObject({ subject: 'deadletter.events.recommendation.clicked', originalSequence: 1, deliveries: MAX_DELIVERIES });
+    expect(exhausted.reason).toMatch(new RegExp(`^handler failed after ${MAX_DELIVERIES} deliveries: .*poisoned recommendation`));
+    expect(JSON.parse(exhausted.data)).toMatchObject({ event_id: 'evt_poison' });
+    expect(invalid).toMatchObject({ subject: 'deadletter.events.recommendation.shown', originalSequence: 2, deliveries: 1 });
+    expect(invalid.reason).toMatch(/not valid UTF-8 JSON/);
+    expect(comparison.mismatches).toEqual([]);
+    expect(comparison.totals.exposures).toBeGreaterThan(100);
+    expect(service.running()).toBe(true);
+  }, 180_000);
+});
