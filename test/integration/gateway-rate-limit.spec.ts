@@ -238,3 +238,54 @@ describe('with Redis unavailable', () => {
     await waitFor(async () => (await report(base, key)).status === 429, { timeoutMs: 30000, intervalMs: 200, what: 'limiting to resume' });
   });
 });
+
+describe('with larger limits (leases)', () => {
+  let redis: PrivateRedis;
+  let gateway: NestFastifyApplication;
+  let base: string;
+  // 4,000 a minute: a replica takes 4 tokens per Redis call (a thousandth of the limit).
+  const LEASED_LIMIT = 4000;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    ({ app: gateway, base } = await startGatewayWithOidc({
+      natsUrl: nats.url,
+      databaseUrl: db.url,
+      jwksUrl: jwks.url,
+      extra: { ...LIMITS, RATE_LIMIT_PER_KEY_PER_MINUTE: String(LEASED_LIMIT), REDIS_URL: redis.url },
+    }));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await redis?.destroy();
+  });
+
+  /** Script calls this private Redis has run (EVALSHA, and EVAL when the script was not loaded). */
+  async function scriptCalls(): Promise<number> {
+    const { Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    try {
+      const stats = await client.info('commandstats');
+      return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  it('serves a lease of tokens without a Redis call per request, and counts every request in the headers', async () => {
+    expectServed(await report(base, await newKey())); // loads the script
+    const key = await newKey();
+    const before = await scriptCalls();
+    const remaining: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const response = await report(base, key);
+      expectServed(response);
+      remaining.push(Number(response.headers.get('ratelimit-remaining')));
+    }
+    // One Redis call took 4 tokens; the other three requests were served from the lease.
+    expect((await scriptCalls()) - before).toBe(1);
+    expect(remaining).toEqual([LEASED_LIMIT - 1, LEASED_LIMIT - 2, LEASED_LIMIT - 3, LEASED_LIMIT - 4]);
+    expectServed(await report(base, key));
+    expect((await scriptCalls()) - before).toBe(2);
+  });
+});

@@ -11,9 +11,12 @@
 /**
  * A request by an authenticated principal.
  * KEYS[1] the principal's bucket, KEYS[2] the client address's failure bucket.
- * ARGV[1] principal limit (0: none), ARGV[2] failure limit (0: none), ARGV[3] window ms.
- * Returns {code, remaining, retry_ms, reset_ms}: code 0 allowed, 1 over the principal's limit,
- * 2 the address is blocked by its failures (checked first, nothing is counted then).
+ * ARGV[1] principal limit (0: none), ARGV[2] failure limit (0: none), ARGV[3] window ms,
+ * ARGV[4] tokens wanted (a lease: the gateway serves the next requests of this principal from
+ * it without asking again; 1 when limits are small).
+ * Returns {code, remaining, retry_ms, reset_ms, granted}: code 0 allowed (granted ≥ 1 tokens,
+ * at most the ones wanted and the ones in the bucket), 1 over the principal's limit, 2 the
+ * address is blocked by its failures (checked first, nothing is counted then).
  */
 export const CONSUME_SCRIPT = `
 local time = redis.call('TIME')
@@ -28,15 +31,17 @@ if failures > 0 then
   if over > 0 then return {2, 0, math.ceil(over), math.ceil(tat - now)} end
 end
 local limit = tonumber(ARGV[1])
-if limit <= 0 then return {0, -1, 0, 0} end
+if limit <= 0 then return {0, -1, 0, 0, 0} end
 local interval = window / limit
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
-local next_tat = tat + interval
-local over = next_tat - now - window
-if over > 0 then return {1, 0, math.ceil(over), math.ceil(tat - now)} end
+local over = tat + interval - now - window
+if over > 0 then return {1, 0, math.ceil(over), math.ceil(tat - now), 0} end
+local room = math.floor((window - (tat - now)) / interval + 1e-9)
+local granted = math.max(1, math.min(tonumber(ARGV[4]), room))
+local next_tat = tat + granted * interval
 redis.call('SET', KEYS[1], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
-return {0, math.floor((window - (next_tat - now)) / interval), 0, math.ceil(next_tat - now)}
+return {0, math.floor((window - (next_tat - now)) / interval), 0, math.ceil(next_tat - now), granted}
 `;
 
 /**

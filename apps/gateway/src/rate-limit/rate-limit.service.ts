@@ -19,6 +19,18 @@ const MAX_BLOCKED_ADDRESSES = 10_000;
 const BREAKER_MS = 1000;
 const WARNING_INTERVAL_MS = 10_000;
 const READY_WAIT_MS = 3000;
+/**
+ * A replica takes tokens from a principal's shared bucket a lease at a time — a thousandth of
+ * the per-minute limit (1 for small limits, so those stay exact) — and serves the next requests
+ * of that principal from the lease for at most LEASE_MS, without a Redis round trip. A busy
+ * principal then costs about one round trip a second per replica instead of one per request;
+ * the price is that replicas may admit up to (replicas × lease) more than the limit in a
+ * window, and an address blocked for failures on another replica is refused once the lease of
+ * its principal runs out (this replica refuses it at once).
+ */
+const LEASE_FRACTION = 1000;
+const LEASE_MS = 1000;
+const MAX_LEASES = 100_000;
 
 const rejections = counter('weave_rate_limit_rejections_total', 'Requests answered 429 by the gateway rate limiter', ['reason']);
 const failOpens = counter(
@@ -33,7 +45,14 @@ const DETAILS: Record<RejectionReason, string> = {
 };
 
 interface LimiterCommands {
-  rateLimitConsume(principalKey: string, failureKey: string, limit: number, failureLimit: number, windowMs: number): Promise<[number, number, number, number]>;
+  rateLimitConsume(
+    principalKey: string,
+    failureKey: string,
+    limit: number,
+    failureLimit: number,
+    windowMs: number,
+    wanted: number,
+  ): Promise<[number, number, number, number, number]>;
   rateLimitFailure(failureKey: string, failureLimit: number, windowMs: number): Promise<[number, number]>;
 }
 
@@ -79,6 +98,8 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private readonly redis: Redis & LimiterCommands;
   private readonly prefix: string;
   private readonly blocked = new Map<string, number>();
+  /** Tokens this replica holds per principal key: what is left, until when, what Redis said was left besides. */
+  private readonly leases = new Map<string, { left: number; until: number; shared: number; resetMs: number }>();
   private readonly enabled: boolean;
   private breakerUntil = 0;
   private lastWarning = 0;
@@ -156,21 +177,43 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     const limit = kind === 'api_key' ? this.env.RATE_LIMIT_PER_KEY_PER_MINUTE : this.env.RATE_LIMIT_PER_TOKEN_PER_MINUTE;
     const failureLimit = this.env.AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE;
     if ((limit === 0 && failureLimit === 0) || this.breakerOpen()) return;
-    let result: [number, number, number, number];
+    const key = this.principalKey(kind, principal);
+    const lease = this.leases.get(key);
+    if (lease && lease.left > 0 && lease.until > Date.now()) {
+      lease.left--;
+      this.rateLimitHeaders(reply, limit, lease.shared + lease.left, lease.resetMs);
+      return;
+    }
+    const wanted = Math.max(1, Math.floor(limit / LEASE_FRACTION));
+    let result: [number, number, number, number, number];
     try {
-      result = await this.redis.rateLimitConsume(this.principalKey(kind, principal), this.failureKey(address), limit, failureLimit, WINDOW_MS);
+      result = await this.redis.rateLimitConsume(key, this.failureKey(address), limit, failureLimit, WINDOW_MS, wanted);
     } catch (error) {
       this.failOpen(error as Error);
       return;
     }
-    const [code, remaining, retryMs, resetMs] = result;
+    const [code, remaining, retryMs, resetMs, granted] = result;
     if (code === 2) {
       this.block(address, retryMs);
       throw this.reject('auth_failures', retryMs);
     }
     if (limit === 0) return;
-    void reply.header('RateLimit-Limit', String(limit)).header('RateLimit-Remaining', String(Math.max(0, remaining))).header('RateLimit-Reset', seconds(resetMs));
+    if (granted > 1) this.keepLease(key, { left: granted - 1, until: Date.now() + LEASE_MS, shared: remaining, resetMs });
+    else this.leases.delete(key);
+    this.rateLimitHeaders(reply, limit, remaining + Math.max(0, granted - 1), resetMs);
     if (code === 1) throw this.reject(kind, retryMs);
+  }
+
+  private rateLimitHeaders(reply: FastifyReply, limit: number, remaining: number, resetMs: number): void {
+    void reply.header('RateLimit-Limit', String(limit)).header('RateLimit-Remaining', String(Math.max(0, remaining))).header('RateLimit-Reset', seconds(resetMs));
+  }
+
+  private keepLease(key: string, lease: { left: number; until: number; shared: number; resetMs: number }): void {
+    if (this.leases.size >= MAX_LEASES && !this.leases.has(key)) {
+      // Oldest first out (Map keeps insertion order); an evicted lease only costs a round trip.
+      this.leases.delete(this.leases.keys().next().value as string);
+    }
+    this.leases.set(key, lease);
   }
 
   /** The error the guard answers after `error`: a 401 is counted against the address, and may become a 429. */
