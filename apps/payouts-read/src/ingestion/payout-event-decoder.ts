@@ -7,6 +7,7 @@ import {
   PayoutStatementEventDto,
   type PayoutSetupStatus,
   type PayoutStatementStatus,
+  parseEventJson,
 } from '#libs/contracts';
 import type { InboundMessage } from '#libs/nats';
 
@@ -67,7 +68,6 @@ export type DecodedPayoutEvent =
   | { type: 'statement'; record: StatementRecord }
   | { type: 'invalid'; reason: string };
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
 
 function describe(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((e) => {
@@ -95,12 +95,9 @@ export function decodePayoutEvent(message: InboundMessage): DecodedPayoutEvent {
   if (subject !== EventSubjects.payoutsBalance && subject !== EventSubjects.payoutsReadiness && subject !== EventSubjects.payoutsStatement) {
     return { type: 'invalid', reason: `unknown payout event subject ${subject}` };
   }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(decoder.decode(message.data));
-  } catch {
-    return { type: 'invalid', reason: 'payload is not valid UTF-8 JSON' };
-  }
+  const parsed = parseEventJson(message.data);
+  if (!parsed.ok) return { type: 'invalid', reason: parsed.reason };
+  const payload = parsed.value;
 
   if (subject === EventSubjects.payoutsBalance) {
     const e = validated(PayoutBalanceEventDto, payload);

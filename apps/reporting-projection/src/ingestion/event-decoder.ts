@@ -9,6 +9,7 @@ import {
   passesAccountingEntryFastCheck,
   passesRecommendationEventFastCheck,
   type RecommendationEventKind,
+  parseEventJson,
 } from '#libs/contracts';
 import type { InboundMessage } from '#libs/nats';
 import { levelOfKind } from '../rules/counting.js';
@@ -21,7 +22,6 @@ export type DecodedEvent =
   | { type: 'not-ours' }
   | { type: 'invalid'; reason: string };
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
 
 function describe(errors: ValidationError[]): string {
   return errors
@@ -45,12 +45,9 @@ export function decodeEvent(message: InboundMessage): DecodedEvent {
     if (subject.startsWith('events.payouts.')) return { type: 'not-ours' };
     return { type: 'invalid', reason: `unknown event subject ${subject}` };
   }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(decoder.decode(message.data));
-  } catch {
-    return { type: 'invalid', reason: 'payload is not valid UTF-8 JSON' };
-  }
+  const parsed = parseEventJson(message.data);
+  if (!parsed.ok) return { type: 'invalid', reason: parsed.reason };
+  const payload = parsed.value;
   if (isRecommendation) {
     const kind = subject.slice(EventSubjects.recommendationPrefix.length);
     if (!(RECOMMENDATION_EVENT_KINDS as readonly string[]).includes(kind)) {
