@@ -198,7 +198,7 @@ beforeAll(async () => {
     jwksUrl: jwks.url,
     extra: { PAYOUTS_CACHE_TTL_MS: '60000', PAYOUTS_CACHE_MIN_BYTES: '0' },
   });
-  short = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url, extra: { PAYOUTS_CACHE_TTL_MS: '1500' } });
+  short = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url, extra: { PAYOUTS_CACHE_TTL_MS: '1500', PAYOUTS_CACHE_MIN_BYTES: '16384' } });
   identityDb = createIdentityDataSource(db.url, 2, 'gateway-payouts-cache-test');
   await identityDb.initialize();
   const identity = new IdentityRepository(identityDb);
@@ -336,7 +336,7 @@ describe('the gateway payout cache', () => {
     // Served twice from the cache: the same compressed bytes.
     expect((await get(short.base, path, E, { 'accept-encoding': 'gzip' })).body.equals(gzipped.body)).toBe(true);
 
-    // Below PAYOUTS_CACHE_MIN_BYTES (16 KiB by default): neither compressed nor kept.
+    // Below PAYOUTS_CACHE_MIN_BYTES (16 KiB on this gateway): neither compressed nor kept.
     const small = await get(short.base, '/balance', E, { 'accept-encoding': 'gzip, br' });
     expect([small.status, small.headers['content-encoding'], small.headers.vary]).toEqual([200, undefined, undefined]);
     await sql.query(`UPDATE payouts.balance SET available_micros = 4242 WHERE agent_id = $1`, [E]);

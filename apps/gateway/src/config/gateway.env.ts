@@ -97,9 +97,13 @@ export class GatewayEnv extends ServerEnv {
   @IsInt() @Min(0) @Max(60000)
   PAYOUTS_CACHE_TTL_MS = 5000;
 
-  /** Payout replies smaller than this are neither cached by the gateway nor compressed. */
+  /**
+   * Payout replies smaller than this are neither cached by the gateway nor compressed. 0 (every
+   * reply): a cached reply is the current read model until payouts-read announces a change, so
+   * it stays right even while payouts-read is down (docs/decisions.md).
+   */
   @IsInt() @Min(0) @Max(16 * 1024 * 1024)
-  PAYOUTS_CACHE_MIN_BYTES = 16 * 1024;
+  PAYOUTS_CACHE_MIN_BYTES = 0;
 
   /** Bytes of payout replies (and their compressed forms) the gateway caches, least recently used out first. */
   @IsInt() @Min(0) @Max(4 * 1024 * 1024 * 1024)
