@@ -83,6 +83,10 @@ describe('fault: Redis unavailable', () => {
     // Readiness tells the orchestrator (DESIGN §5: ready only when Redis answers) ...
     await waitFor(async () => (await fetch(`${gateway.url}/health/ready`)).status === 503, { timeoutMs: 15000, what: 'gateway readiness to report Redis down' });
 
+    // A lease of tokens taken before the outage is served locally for at most a second (with its
+    // RateLimit headers); let it lapse so that every request below finds Redis gone.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+
     // ... but requests are served: the report, an unknown key refused, a key made now accepted, a revoked one refused.
     const statuses: number[] = [];
     let body: Record<string, unknown> = {};
