@@ -1,7 +1,4 @@
 import {
-  startNats,
-  startPrivatePostgres,
-  startPrivateRedis,
   waitFor,
   type PrivatePostgres,
   type PrivateRedis,
@@ -11,7 +8,8 @@ import {
   allScopes,
   buildWorkload,
   compareWithModel,
-  connectFaultProducer,
+  startFaultServers,
+  stopFaultServers,
   consumerState,
   deadLetters,
   modelRows,
@@ -47,16 +45,10 @@ let databaseUrl: string;
 const ackedSoFar: ModelEvent[] = [];
 
 beforeAll(async () => {
-  [postgres, nats, redis] = await Promise.all([startPrivatePostgres(), startNats(), startPrivateRedis()]);
-  producer = await connectFaultProducer(nats.url);
+  ({ postgres, nats, redis, producer } = await startFaultServers());
 });
 
-afterAll(async () => {
-  nats?.signal('SIGCONT');
-  await service?.kill();
-  await producer?.close();
-  await Promise.all([nats?.stop(), redis?.destroy(), postgres?.destroy()]);
-});
+afterAll(() => stopFaultServers({ postgres, nats, redis, producer }, [service]));
 
 describe('fault: NATS restarted mid-ingest', () => {
   it('loses nothing acknowledged; the service reconnects on its own; totals exact', async () => {

@@ -1,8 +1,5 @@
 import pg from 'pg';
 import {
-  startNats,
-  startPrivatePostgres,
-  startPrivateRedis,
   waitFor,
   type PrivatePostgres,
   type PrivateRedis,
@@ -12,7 +9,8 @@ import {
   allScopes,
   buildWorkload,
   compareWithModel,
-  connectFaultProducer,
+  startFaultServers,
+  stopFaultServers,
   consumerState,
   deadLetters,
   registerScopes,
@@ -45,15 +43,10 @@ let producer: Producer;
 let service: ServiceProcess | undefined;
 
 beforeAll(async () => {
-  [postgres, nats, redis] = await Promise.all([startPrivatePostgres(), startNats(), startPrivateRedis()]);
-  producer = await connectFaultProducer(nats.url);
+  ({ postgres, nats, redis, producer } = await startFaultServers());
 });
 
-afterAll(async () => {
-  await service?.kill();
-  await producer?.close();
-  await Promise.all([nats?.stop(), redis?.destroy(), postgres?.destroy()]);
-});
+afterAll(() => stopFaultServers({ postgres, nats, redis, producer }, [service]));
 
 describe('fault: a poison message', () => {
   it('is dead-lettered after a bounded number of deliveries and never blocks the messages behind it', async () => {

@@ -1,7 +1,4 @@
 import {
-  startNats,
-  startPrivatePostgres,
-  startPrivateRedis,
   waitFor,
   type PrivatePostgres,
   type PrivateRedis,
@@ -11,7 +8,8 @@ import {
   allScopes,
   buildWorkload,
   compareWithModel,
-  connectFaultProducer,
+  startFaultServers,
+  stopFaultServers,
   consumerState,
   deadLetters,
   metricValue,
@@ -43,15 +41,10 @@ let producer: Producer;
 let service: ServiceProcess | undefined;
 
 beforeAll(async () => {
-  [postgres, nats, redis] = await Promise.all([startPrivatePostgres(), startNats(), startPrivateRedis()]);
-  producer = await connectFaultProducer(nats.url);
+  ({ postgres, nats, redis, producer } = await startFaultServers());
 });
 
-afterAll(async () => {
-  await service?.kill();
-  await producer?.close();
-  await Promise.all([nats?.stop(), redis?.destroy(), postgres?.destroy()]);
-});
+afterAll(() => stopFaultServers({ postgres, nats, redis, producer }, [service]));
 
 describe('fault: PostgreSQL restarted mid-ingest', () => {
   it('loses nothing acked; the consumers resume on their own; totals exact', async () => {

@@ -1,7 +1,4 @@
 import {
-  startNats,
-  startPrivatePostgres,
-  startPrivateRedis,
   waitFor,
   type PrivatePostgres,
   type PrivateRedis,
@@ -11,7 +8,8 @@ import {
   allScopes,
   buildWorkload,
   compareWithModel,
-  connectFaultProducer,
+  startFaultServers,
+  stopFaultServers,
   consumerState,
   deadLetters,
   modelRows,
@@ -45,15 +43,10 @@ let producer: Producer;
 const services: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  [postgres, nats, redis] = await Promise.all([startPrivatePostgres(), startNats(), startPrivateRedis()]);
-  producer = await connectFaultProducer(nats.url);
+  ({ postgres, nats, redis, producer } = await startFaultServers());
 });
 
-afterAll(async () => {
-  for (const service of services) await service.kill();
-  await producer?.close();
-  await Promise.all([nats?.stop(), redis?.destroy(), postgres?.destroy()]);
-});
+afterAll(() => stopFaultServers({ postgres, nats, redis, producer }, services));
 
 describe('fault: kill -9 of reporting-projection mid-ingest', () => {
   it('after a restart, every report equals the reference model of the acknowledged events', async () => {

@@ -1,9 +1,6 @@
 import { readFile, readdir, readlink } from 'node:fs/promises';
 import pg from 'pg';
 import {
-  startNats,
-  startPrivatePostgres,
-  startPrivateRedis,
   waitFor,
   type PrivatePostgres,
   type PrivateRedis,
@@ -16,7 +13,8 @@ import {
   concurrencyTrouble,
   contentionWorkload,
   concatenate,
-  connectFaultProducer,
+  startFaultServers,
+  stopFaultServers,
   deadLetters,
   metricValue,
   modelRows,
@@ -53,8 +51,7 @@ let databaseUrl: string;
 const replicas: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  [postgres, nats, redis] = await Promise.all([startPrivatePostgres(), startNats(), startPrivateRedis()]);
-  producer = await connectFaultProducer(nats.url);
+  ({ postgres, nats, redis, producer } = await startFaultServers());
   databaseUrl = postgres.url('weave');
   const env = {
     NATS_URL: nats.url,
@@ -68,11 +65,7 @@ beforeAll(async () => {
   replicas.push(...(await Promise.all([startService('reporting-projection', env, { label: 'replica-a' }), startService('reporting-projection', env, { label: 'replica-b' })])));
 });
 
-afterAll(async () => {
-  for (const replica of replicas) await replica.kill();
-  await producer?.close();
-  await Promise.all([nats?.stop(), redis?.destroy(), postgres?.destroy()]);
-});
+afterAll(() => stopFaultServers({ postgres, nats, redis, producer }, replicas));
 
 describe('fault: two reporting-projection replicas', () => {
   it('consume at once: exact totals, both acked work, no deadlock or serialization error anywhere', async () => {
