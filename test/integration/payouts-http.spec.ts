@@ -14,6 +14,8 @@ import {
   type ServiceUnderTest,
   type TestDatabase,
   type TestNats,
+  payoutStatementEvent,
+  PAYOUT_STATUSES,
 } from '../support/index.js';
 import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, type JwksServer, type TestKey } from '../support/oidc.js';
 
@@ -41,7 +43,7 @@ const B = 'agent_pay_b';
 const EMPTY = 'agent_pay_empty';
 const A_STATEMENTS = 25;
 const B_STATEMENTS = 3;
-const STATUSES = ['LOCKED', 'BLOCKED', 'FAILED', 'PAID'] as const;
+const STATUSES = PAYOUT_STATUSES;
 let msgId = 0;
 
 const balance = (agent: string, currency: string, base: number) => ({
@@ -55,43 +57,7 @@ const balance = (agent: string, currency: string, base: number) => ({
   version: 1,
 });
 
-/** Statement n of a platform: month n from January 2024, statuses cycling LOCKED, BLOCKED, FAILED, PAID. */
-function statement(agent: string, n: number) {
-  const start = new Date(Date.UTC(2024, n, 1));
-  const end = new Date(Date.UTC(2024, n + 1, 1));
-  const status = STATUSES[n % 4];
-  return {
-    statement_id: `st_${agent}_${String(n).padStart(2, '0')}`,
-    agent_id: agent,
-    period_start: start.toISOString(),
-    period_end: end.toISOString(),
-    currency: 'USD',
-    status,
-    gross_earnings_micros: 10_000_000 + n,
-    service_fee_micros: 1_000_000,
-    net_earnings_micros: 9_000_000 + n,
-    blocked_reason: status === 'BLOCKED' ? 'tax form missing' : null,
-    failure: status === 'FAILED' ? { code: 'account_closed', message: 'The beneficiary account is closed' } : null,
-    transfer:
-      status === 'PAID'
-        ? {
-            transfer_reference: `tr_${agent}_${n}`,
-            status: 'settled',
-            initiated_at: end.toISOString(),
-            settled_at: new Date(end.getTime() + 2 * 86_400_000).toISOString(),
-            source_currency: 'USD',
-            source_amount_micros: 9_000_000 + n,
-            target_currency: 'EUR',
-            amount_received_micros: 8_200_000,
-            fee_micros: 150_000,
-            exchange_rate: '0.9277',
-          }
-        : null,
-    created_at: end.toISOString(),
-    updated_at: end.toISOString(),
-    version: 1,
-  };
-}
+const statement = payoutStatementEvent;
 
 /** The statement as the API returns it: the event without version, timestamps in milliseconds. */
 function expected(agent: string, n: number): PayoutStatement {

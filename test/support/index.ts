@@ -3,3 +3,4 @@ export * from './logger.js';
 export * from './apps.js';
 export * from './events.js';
 export * from './private-servers.js';
+export * from './payout-events.js';

@@ -5,62 +5,19 @@ import {
   PayoutBalanceEventDto,
   PayoutReadinessEventDto,
   PayoutStatementEventDto,
-  type PayoutSetupStatus,
-  type PayoutStatementStatus,
+  type PayoutBalance,
+  type PayoutReadiness,
+  type PayoutStatement,
   parseEventJson,
 } from '#libs/contracts';
 import type { InboundMessage } from '#libs/nats';
 
-/** A balance row as stored: the event's fields, normalized, with its version. */
-export interface BalanceRecord {
-  agent_id: string;
-  currency: string;
-  pending_micros: number;
-  available_micros: number;
-  locked_micros: number;
-  paid_out_micros: number;
-  updated_at: string;
-  version: number;
-}
-
-export interface ReadinessRecord {
-  agent_id: string;
-  setup_status: PayoutSetupStatus;
-  missing_fields: string[];
-  thresholds: { currency: string; minimum_payout_micros: number }[];
-  blocked_reason: string | null;
-  updated_at: string;
-  version: number;
-}
-
-export interface StatementRecord {
-  statement_id: string;
-  agent_id: string;
-  period_start: string;
-  period_end: string;
-  currency: string;
-  status: PayoutStatementStatus;
-  gross_earnings_micros: number | null;
-  service_fee_micros: number | null;
-  net_earnings_micros: number | null;
-  blocked_reason: string | null;
-  failure: { code: string; message: string } | null;
-  transfer: {
-    transfer_reference: string;
-    status: string;
-    initiated_at: string | null;
-    settled_at: string | null;
-    source_currency: string;
-    source_amount_micros: number | null;
-    target_currency: string | null;
-    amount_received_micros: number | null;
-    fee_micros: number | null;
-    exchange_rate: number | string | null;
-  } | null;
-  created_at: string;
-  updated_at: string;
-  version: number;
-}
+/** A record as stored: the reply shape of the contract (the event's fields, normalized) with its version. */
+type Versioned<T> = T & { version: number };
+export type BalanceRecord = Versioned<PayoutBalance>;
+/** A stored readiness always comes from an event, so it has an updated_at. */
+export type ReadinessRecord = Versioned<PayoutReadiness> & { updated_at: string };
+export type StatementRecord = Versioned<PayoutStatement>;
 
 export type DecodedPayoutEvent =
   | { type: 'balance'; record: BalanceRecord }
