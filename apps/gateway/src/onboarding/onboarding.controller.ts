@@ -14,14 +14,15 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGGER } from '#libs/bootstrap';
-import { RpcSubjects, type RpcReply, type TimezoneSetRequestDto, type TimezoneSetResult } from '#libs/contracts';
-import { NatsClient, RpcUnavailableError, requestRpc } from '#libs/nats';
+import { RpcSubjects, type TimezoneSetRequestDto, type TimezoneSetResult } from '#libs/contracts';
+import { NatsClient, requestRpc } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import { IdTokenGuard, Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
 import { ProblemDto } from '../http/problem.dto.js';
 import { problemExample, problemResponse } from '../docs/problem-responses.js';
+import { askService, serviceErrorProblem, type ServiceProblems } from '../http/service-call.js';
 import { ProblemException } from '../http/problem.js';
 import { isJsonContentType, parseOnboardingBody } from './onboarding-body.js';
 import { OnboardingSettingsDto, UpdateOnboardingRequestDto } from './onboarding.dto.js';
@@ -100,33 +101,23 @@ export class OnboardingController {
     if (!body.ok) throw new ProblemException('invalid-body', body.detail);
 
     const payload: TimezoneSetRequestDto = { agent_id: owner.agent_id, reporting_timezone: body.reporting_timezone };
-    let answer: RpcReply<TimezoneSetResult>;
-    try {
-      answer = await requestRpc<TimezoneSetResult>(this.nats, RpcSubjects.timezoneSet, payload, {
-        timeoutMs: this.env.TIMEZONE_REQUEST_TIMEOUT_MS,
-        requestId: String(request.id),
-      });
-    } catch (error) {
-      if (error instanceof RpcUnavailableError) {
-        this.logger.warn({ requestId: request.id, err: error.message }, 'timezone-settings did not answer');
-        throw new ProblemException('settings-unavailable', UNAVAILABLE, { 'Retry-After': String(SETTINGS_RETRY_AFTER_SECONDS) });
-      }
-      throw error;
-    }
+    const problems: ServiceProblems = {
+      service: 'timezone-settings',
+      subject: RpcSubjects.timezoneSet,
+      requestId: request.id,
+      logger: this.logger,
+      unavailable: { slug: 'settings-unavailable', detail: UNAVAILABLE, retryAfterSeconds: SETTINGS_RETRY_AFTER_SECONDS },
+      invalid: { slug: 'invalid-body', fallback: 'The body is not valid.' },
+    };
+    const answer = await askService(
+      requestRpc<TimezoneSetResult>(this.nats, RpcSubjects.timezoneSet, payload, { timeoutMs: this.env.TIMEZONE_REQUEST_TIMEOUT_MS, requestId: String(request.id) }),
+      problems,
+    );
     void reply.header('Cache-Control', 'no-store');
     if (answer.ok) {
       const { agent_id, reporting_timezone, updated_at } = answer.result;
       return { agent_id, reporting_timezone, updated_at };
     }
-    switch (answer.error?.code) {
-      case 'invalid_request':
-        throw new ProblemException('invalid-body', answer.error.message || 'The body is not valid.');
-      case 'unavailable':
-      case 'internal':
-        this.logger.warn({ requestId: request.id, code: answer.error.code }, 'timezone-settings answered with an error');
-        throw new ProblemException('settings-unavailable', UNAVAILABLE, { 'Retry-After': String(SETTINGS_RETRY_AFTER_SECONDS) });
-      default:
-        throw new Error(`unexpected reply from ${RpcSubjects.timezoneSet}: ${JSON.stringify(answer.error)}`);
-    }
+    throw serviceErrorProblem(answer.error, problems);
   }
 }

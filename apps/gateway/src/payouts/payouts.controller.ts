@@ -22,13 +22,14 @@ import {
   PAYOUTS_MAX_PAGE_SIZE,
   RpcSubjects,
 } from '#libs/contracts';
-import { NatsClient, RpcUnavailableError, requestRpcJson } from '#libs/nats';
+import { NatsClient, requestRpcJson } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import { IdTokenGuard, Owner, RequireRole, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
 import { ProblemDto } from '../http/problem.dto.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
+import { askService, serviceErrorProblem, type ServiceProblems } from '../http/service-call.js';
 import { ProblemException } from '../http/problem.js';
 import { negotiateEncoding } from './content-encoding.js';
 import { PayoutsReplyCache } from './payouts-reply-cache.js';
@@ -316,29 +317,19 @@ export class PayoutsController {
 
   /** One request/reply to payouts-read: the result's JSON bytes, or its error code mapped to a problem. */
   private async fetch(subject: string, payload: object, request: FastifyRequest): Promise<Buffer> {
-    let answer: Awaited<ReturnType<typeof requestRpcJson>>;
-    try {
-      answer = await requestRpcJson(this.nats, subject, payload, { timeoutMs: this.env.PAYOUTS_REQUEST_TIMEOUT_MS, requestId: String(request.id) });
-    } catch (error) {
-      if (error instanceof RpcUnavailableError) {
-        this.logger.warn({ requestId: request.id, subject, err: error.message }, 'payouts-read did not answer');
-        throw new ProblemException('payouts-unavailable', UNAVAILABLE, { 'Retry-After': String(PAYOUTS_RETRY_AFTER_SECONDS) });
-      }
-      throw error;
-    }
+    const problems: ServiceProblems = {
+      service: 'payouts-read',
+      subject,
+      requestId: request.id,
+      logger: this.logger,
+      unavailable: { slug: 'payouts-unavailable', detail: UNAVAILABLE, retryAfterSeconds: PAYOUTS_RETRY_AFTER_SECONDS },
+      invalid: { slug: 'invalid-query', fallback: 'The request is not valid.' },
+      notFound: { slug: 'statement-not-found', detail: NOT_FOUND },
+    };
+    const answer = await askService(requestRpcJson(this.nats, subject, payload, { timeoutMs: this.env.PAYOUTS_REQUEST_TIMEOUT_MS, requestId: String(request.id) }), problems);
     // A copy: the bytes may be kept in the cache, and the message's buffer may hold other messages too.
     if (answer.ok) return Buffer.from(answer.json);
-    switch (answer.error?.code) {
-      case 'not_found':
-        throw new ProblemException('statement-not-found', NOT_FOUND);
-      case 'invalid_request':
-        throw new ProblemException('invalid-query', answer.error.message || 'The request is not valid.');
-      case 'unavailable':
-      case 'internal':
-        this.logger.warn({ requestId: request.id, subject, code: answer.error.code }, 'payouts-read answered with an error');
-        throw new ProblemException('payouts-unavailable', UNAVAILABLE, { 'Retry-After': String(PAYOUTS_RETRY_AFTER_SECONDS) });
-      default:
-        throw new Error(`unexpected reply from ${subject}: ${JSON.stringify(answer.error)}`);
-    }
+    throw serviceErrorProblem(answer.error, problems);
   }
+
 }

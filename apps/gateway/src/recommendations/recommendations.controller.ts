@@ -23,15 +23,15 @@ import {
   type RecommendRequest,
   type RecommendResult,
   type RecommendationView,
-  type RpcReply,
 } from '#libs/contracts';
-import { NatsClient, RpcUnavailableError, requestRpc } from '#libs/nats';
+import { NatsClient, requestRpc } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import { ApiKeyGuard } from '../auth/api-key.guard.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
 import { API_KEY_SECURITY } from '../docs/api-docs.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { ProblemDto } from '../http/problem.dto.js';
+import { askService, serviceErrorProblem, type ServiceProblems } from '../http/service-call.js';
 import { ProblemException } from '../http/problem.js';
 import { isJsonContentType } from '../onboarding/onboarding-body.js';
 import { isLandingUrl } from '../tracking/tracking-token.js';
@@ -166,32 +166,20 @@ export class RecommendationsController {
 
     const requestId = String(request.id);
     const payload: RecommendRequest = { ...parsed.body, agent_id: principal.agent_id, traffic: principal.traffic, request_id: requestId };
-    let answer: RpcReply<RecommendResult>;
-    try {
-      answer = await requestRpc<RecommendResult>(this.nats, RpcSubjects.recommend, payload, {
-        timeoutMs: payload.latency_budget_ms + RECOMMEND_TIMEOUT_MARGIN_MS,
-        requestId,
-      });
-    } catch (error) {
-      if (error instanceof RpcUnavailableError) {
-        this.logger.warn({ requestId, err: error.message }, 'recommendations did not answer');
-        throw this.unavailable();
-      }
-      throw error;
-    }
+    const problems: ServiceProblems = {
+      service: 'recommendations',
+      subject: RpcSubjects.recommend,
+      requestId,
+      logger: this.logger,
+      unavailable: { slug: 'service-unavailable', detail: UNAVAILABLE, retryAfterSeconds: RECOMMEND_RETRY_AFTER_SECONDS },
+      invalid: { slug: 'invalid-body', fallback: 'The recommendation request is not valid.' },
+    };
+    const answer = await askService(
+      requestRpc<RecommendResult>(this.nats, RpcSubjects.recommend, payload, { timeoutMs: payload.latency_budget_ms + RECOMMEND_TIMEOUT_MARGIN_MS, requestId }),
+      problems,
+    );
     void reply.header('Cache-Control', 'no-store');
-    if (!answer.ok) {
-      switch (answer.error?.code) {
-        case 'invalid_request':
-          throw new ProblemException('invalid-body', answer.error.message || 'The recommendation request is not valid.');
-        case 'unavailable':
-        case 'internal':
-          this.logger.warn({ requestId, code: answer.error.code }, 'recommendations answered with an error');
-          throw this.unavailable();
-        default:
-          throw new Error(`unexpected reply from ${RpcSubjects.recommend}: ${JSON.stringify(answer.error)}`);
-      }
-    }
+    if (!answer.ok) throw serviceErrorProblem(answer.error, problems);
 
     const ranked = Array.isArray(answer.result?.recommendations) ? answer.result.recommendations : [];
     const servable = ranked.filter(isServable).slice(0, RECOMMEND_MAX_RESULTS);
@@ -202,10 +190,6 @@ export class RecommendationsController {
     const response: RecommendHttpResponse = { request_id: requestId, query: parsed.body.query, recommendations };
     if (recommendations.length === 0) response.error = NOT_FOUND_MESSAGE;
     return response;
-  }
-
-  private unavailable(): ProblemException {
-    return new ProblemException('service-unavailable', UNAVAILABLE, { 'Retry-After': String(RECOMMEND_RETRY_AFTER_SECONDS) });
   }
 
   /** The SPEC fields of one recommendation plus its signed tracking URLs (landing_url and created_at stay inside the tokens). */

@@ -14,8 +14,8 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGGER } from '#libs/bootstrap';
-import { DEFAULT_TIME_RANGE, RpcSubjects, TIME_RANGES, type ReportReply, type ReportRequestDto, type RpcReply } from '#libs/contracts';
-import { NatsClient, RpcUnavailableError, requestRpc } from '#libs/nats';
+import { DEFAULT_TIME_RANGE, RpcSubjects, TIME_RANGES, type ReportReply, type ReportRequestDto } from '#libs/contracts';
+import { NatsClient, requestRpc } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import { ApiKeyGuard } from '../auth/api-key.guard.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
@@ -23,6 +23,7 @@ import { GatewayEnv } from '../config/gateway.env.js';
 import { API_KEY_SECURITY } from '../docs/api-docs.js';
 import { ProblemDto } from '../http/problem.dto.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
+import { askService, serviceErrorProblem, type ServiceProblems } from '../http/service-call.js';
 import { ProblemException } from '../http/problem.js';
 import { PREPARING_EXAMPLE, PreparingReportDto, REPORT_EXAMPLE, ReportDto } from './reporting.dto.js';
 import { parseReportingQuery } from './reporting-query.js';
@@ -136,19 +137,18 @@ export class ReportingController {
     if (!query.ok) throw new ProblemException('invalid-query', query.detail);
 
     const payload: ReportRequestDto = { agent_id: principal.agent_id, traffic: principal.traffic, time_range: query.time_range };
-    let answer: RpcReply<ReportReply>;
-    try {
-      answer = await requestRpc<ReportReply>(this.nats, RpcSubjects.reportGet, payload, {
-        timeoutMs: this.env.REPORTING_REQUEST_TIMEOUT_MS,
-        requestId: String(request.id),
-      });
-    } catch (error) {
-      if (error instanceof RpcUnavailableError) {
-        this.logger.warn({ requestId: request.id, err: error.message }, 'reporting did not answer');
-        throw new ProblemException('reporting-unavailable', UNAVAILABLE, { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
-      }
-      throw error;
-    }
+    const problems: ServiceProblems = {
+      service: 'reporting',
+      subject: RpcSubjects.reportGet,
+      requestId: request.id,
+      logger: this.logger,
+      unavailable: { slug: 'reporting-unavailable', detail: UNAVAILABLE, retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS },
+      invalid: { slug: 'invalid-query', fallback: 'The report request is not valid.' },
+    };
+    const answer = await askService(
+      requestRpc<ReportReply>(this.nats, RpcSubjects.reportGet, payload, { timeoutMs: this.env.REPORTING_REQUEST_TIMEOUT_MS, requestId: String(request.id) }),
+      problems,
+    );
 
     // Reports are per platform and change every minute: no shared caches.
     void reply.header('Cache-Control', 'private, no-store');
@@ -158,16 +158,6 @@ export class ReportingController {
       }
       return answer.result;
     }
-    switch (answer.error?.code) {
-      case 'invalid_request':
-        throw new ProblemException('invalid-query', answer.error.message || 'The report request is not valid.');
-      case 'unavailable':
-      case 'internal':
-        this.logger.warn({ requestId: request.id, code: answer.error.code }, 'reporting answered with an error');
-        throw new ProblemException('reporting-unavailable', UNAVAILABLE, { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
-      default:
-        // not_found or an unknown code: a contract mismatch between services, not the caller's fault.
-        throw new Error(`unexpected reply from ${RpcSubjects.reportGet}: ${JSON.stringify(answer.error)}`);
-    }
+    throw serviceErrorProblem(answer.error, problems);
   }
 }
