@@ -21,3 +21,5 @@ export {
   type ServiceInfrastructureOptions,
 } from './infrastructure.js';
 export { routeLabel } from './http-hooks.js';
+export { InfrastructureModule, type InfrastructureOptions } from './infrastructure.module.js';
+export { startRpcServer } from './rpc-server.js';

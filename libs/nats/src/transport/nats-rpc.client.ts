@@ -1,0 +1,115 @@
+import { ClientProxy, NatsRecord, type ReadPacket, type WritePacket } from '@nestjs/microservices';
+import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { REQUEST_ID_HEADER, type RpcErrorCode } from '#libs/contracts';
+import { histogram } from '#libs/observability';
+import { RawJson, decodeReply, encodeRequest } from './rpc-wire.js';
+
+const requestSeconds = histogram('weave_rpc_request_seconds', 'NATS request/reply round trips', ['subject', 'outcome']);
+
+/**
+ * A request that did not get a result: the service answered a typed error (`answered`), or
+ * nobody answered in time / nobody listens on the subject (`code` unavailable, not answered).
+ * The gateway's exception filter turns it into a problem.
+ */
+export class RpcCallError extends Error {
+  constructor(
+    readonly subject: string,
+    readonly code: RpcErrorCode,
+    message: string,
+    readonly answered: boolean,
+  ) {
+    super(message);
+    this.name = 'RpcCallError';
+  }
+}
+
+export interface NatsRpcClientOptions {
+  /** The process's NATS connection (NatsClient.connection); the client never closes it. */
+  connection: NatsConnection;
+  /** How long a request waits for its reply. */
+  timeoutMs: number;
+  /** Results come back as RawJson (unparsed bytes, copied) instead of parsed values. */
+  rawResults?: boolean;
+}
+
+/** The payload of a request with its request id, as `client.send(subject, withRequestId(…))`. */
+export function withRequestId<T>(payload: T, requestId: string | undefined): NatsRecord<T, MsgHdrs | undefined> {
+  if (!requestId) return new NatsRecord(payload, undefined);
+  const headers = natsHeaders();
+  headers.set(REQUEST_ID_HEADER, requestId);
+  return new NatsRecord(payload, headers);
+}
+
+/**
+ * The client side of our Nest NATS transport, used through `ClientsModule` as a `ClientProxy`
+ * (`client.send(subject, payload)`). Nest's ClientNats subscribes to a new inbox for every
+ * request; this client uses the connection's request multiplexer instead (one wildcard inbox
+ * subscription for all requests), measured at a third more requests per second through the
+ * gateway (docs/benchmarks.md). Replies are in the wire format of rpc-wire.ts. "No responders"
+ * (NATS answers at once when nobody listens) and timeouts reject with an RpcCallError.
+ */
+export class NatsRpcClient extends ClientProxy {
+  constructor(private readonly options: NatsRpcClientOptions) {
+    super();
+  }
+
+  async connect(): Promise<NatsConnection> {
+    return this.options.connection;
+  }
+
+  async close(): Promise<void> {
+    // The connection belongs to NatsClient, which drains it at shutdown.
+  }
+
+  unwrap<T>(): T {
+    return this.options.connection as T;
+  }
+
+  protected publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
+    const subject = this.normalizePattern(packet.pattern);
+    const record = packet.data instanceof NatsRecord ? (packet.data as NatsRecord<unknown, MsgHdrs | undefined>) : undefined;
+    const end = requestSeconds.startTimer({ subject });
+    let data: Uint8Array;
+    try {
+      data = encodeRequest(record ? record.data : packet.data);
+    } catch (error) {
+      end({ outcome: 'invalid_request' });
+      callback({ err: new RpcCallError(subject, 'invalid_request', (error as Error).message, false) });
+      return () => undefined;
+    }
+    this.options.connection.request(subject, data, { timeout: this.options.timeoutMs, headers: record?.headers }).then(
+      (msg) => {
+        let reply;
+        try {
+          reply = decodeReply(msg.data, this.options.rawResults);
+        } catch (error) {
+          end({ outcome: 'unavailable' });
+          callback({ err: new RpcCallError(subject, 'unavailable', (error as Error).message, false) });
+          return;
+        }
+        if (reply.ok) {
+          end({ outcome: 'ok' });
+          // A raw result is a view into the message's buffer: a copy, since the caller may keep it.
+          const response = reply.result instanceof RawJson ? new RawJson(Buffer.from(reply.result.bytes)) : reply.result;
+          callback({ response, isDisposed: true });
+        } else {
+          end({ outcome: reply.error.code });
+          callback({ err: new RpcCallError(subject, reply.error.code, reply.error.message, true) });
+        }
+      },
+      (error: Error) => {
+        end({ outcome: 'unavailable' });
+        callback({ err: new RpcCallError(subject, 'unavailable', `${subject} did not answer: ${error.message}`, false) });
+      },
+    );
+    // A NATS request cannot be withdrawn; its reply (or timeout) is simply not observed.
+    return () => undefined;
+  }
+
+  protected async dispatchEvent<T = undefined>(packet: ReadPacket): Promise<T> {
+    const subject = this.normalizePattern(packet.pattern);
+    const record = packet.data instanceof NatsRecord ? (packet.data as NatsRecord<unknown, MsgHdrs | undefined>) : undefined;
+    this.options.connection.publish(subject, encodeRequest(record ? record.data : packet.data), { headers: record?.headers });
+    return undefined as T;
+  }
+}
