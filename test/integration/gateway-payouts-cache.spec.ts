@@ -4,6 +4,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
+import { ENTRY_OVERHEAD_BYTES } from '#libs/cache';
 import { BroadcastSubjects, Durables, RpcSubjects, Streams } from '#libs/contracts';
 import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { NatsClient, requestRpcJson } from '#libs/nats';
@@ -452,25 +453,28 @@ describe('PayoutsReplyCache', () => {
     expect((await cache.reply('agent_fail', 'k', body('ok'))).body.toString()).toBe('ok');
   });
 
-  it('holds at most PAYOUTS_CACHE_MAX_BYTES, least recently used out first', async () => {
-    await start({ PAYOUTS_CACHE_MAX_BYTES: '3000' });
+  it('holds at most PAYOUTS_CACHE_MAX_BYTES (bodies, keys and per-entry overhead), least recently used out first', async () => {
+    // Room for three 1000-byte replies with their keys and overhead (each key is as long as 'agent_lru\0a').
+    const entryBytes = 1000 + Buffer.byteLength('agent_lru\u0000a') + ENTRY_OVERHEAD_BYTES;
+    const budget = 3 * entryBytes;
+    await start({ PAYOUTS_CACHE_MAX_BYTES: String(budget) });
     const kb = (c: string) => async () => Buffer.alloc(1000, c);
     await cache.reply('agent_lru', 'a', kb('a'));
     await cache.reply('agent_lru', 'b', kb('b'));
     await cache.reply('agent_lru', 'c', kb('c'));
-    expect(cache.stats()).toMatchObject({ entries: 3, bytes: 3000 });
+    expect(cache.stats()).toMatchObject({ entries: 3, bytes: budget });
     await cache.reply('agent_lru', 'a', kb('A')); // a hit: a is now the most recent
     await cache.reply('agent_lru', 'd', kb('d')); // evicts b, the least recently used
-    expect(cache.stats()).toMatchObject({ entries: 3, bytes: 3000 });
+    expect(cache.stats()).toMatchObject({ entries: 3, bytes: budget });
     expect((await cache.reply('agent_lru', 'a', kb('A'))).body[0]).toBe('a'.charCodeAt(0));
     expect((await cache.reply('agent_lru', 'b', kb('B'))).body[0]).toBe('B'.charCodeAt(0));
     // A reply larger than the whole budget passes through unkept.
     await cache.reply('agent_lru', 'huge', async () => Buffer.alloc(5000));
-    expect(cache.stats().bytes).toBeLessThanOrEqual(3000);
+    expect(cache.stats().bytes).toBeLessThanOrEqual(budget);
     // Compressed forms count too.
     const kept = await cache.reply('agent_lru', 'c', kb('c'));
     await kept.encoded('gzip');
-    await waitFor(() => cache.stats().bytes > 0 && cache.stats().bytes <= 3000, { what: 'the budget to hold' });
+    await waitFor(() => cache.stats().bytes > 0 && cache.stats().bytes <= budget, { what: 'the budget to hold' });
   });
 
   it('flushes everything on an announcement it cannot read', async () => {

@@ -1,4 +1,5 @@
 export * from './subjects.js';
+export * from './payouts-changed.js';
 export * from './validators.js';
 export * from './recommendation-event.dto.js';
 export * from './accounting-event.dto.js';

@@ -24,4 +24,8 @@ export class PayoutsReadEnv extends ServerEnv {
   /** How long a cached reply may be served if a change announcement is missed (0: no cache). */
   @IsInt() @Min(0) @Max(60000)
   PAYOUTS_CACHE_TTL_MS = 5000;
+
+  /** Bytes of serialized replies (with their keys and per-entry overhead) this replica caches, least recently used out first. */
+  @IsInt() @Min(0) @Max(4 * 1024 * 1024 * 1024)
+  PAYOUTS_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 }
