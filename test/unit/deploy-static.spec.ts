@@ -199,7 +199,12 @@ describe('deploy/Dockerfile (hadolint-style rules)', () => {
     expect(entryRun?.args).toContain('./dist/apps/%s/src/main.js');
     expect(inRuntime('ARG').map((a) => a.args.split('=')[0])).toContain('SERVICE');
     for (const service of [...Object.keys(SERVICES), 'ops']) expect(existsSync(join(root, `apps/${service}/src/main.ts`))).toBe(true);
-    expect(JSON.parse(read('package.json')).scripts.build).toMatch(/swc apps libs -d dist/);
+    // `npm run build` is `nest build --all` (nest-cli.json: dist/apps/<app>/src, dist/libs/<lib>/src);
+    // the build stage has every file that build reads.
+    expect(JSON.parse(read('package.json')).scripts.build).toMatch(/^nest build --all\b/);
+    const build = stages.find((s) => s.instructions.some((i) => i.keyword === 'RUN' && /npm run build/.test(i.args)))!;
+    const copied = build.instructions.filter((i) => i.keyword === 'COPY').flatMap((i) => splitFlags(i.args).rest.split(/\s+/).slice(0, -1));
+    for (const file of ['nest-cli.json', '.swcrc', 'tsconfig.json', 'apps', 'libs']) expect(copied).toContain(file);
   });
 
   it('keeps node as PID 1 safe: the services install their own SIGTERM handlers', () => {
