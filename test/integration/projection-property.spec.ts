@@ -4,6 +4,7 @@ import { initializeDatabase } from '#libs/database';
 import { TIME_RANGES, type TimeRange } from '#libs/contracts';
 import type { InboundMessage } from '#libs/nats';
 import { createReportingDataSource, REPORTING_SCHEMA } from '../../apps/reporting-projection/src/database/reporting.data-source.js';
+import { ProjectionRepository } from '../../apps/reporting-projection/src/ingestion/projection.repository.js';
 import { ProjectionService } from '../../apps/reporting-projection/src/ingestion/projection.service.js';
 import { RollupQueryRepository } from '../../apps/reporting-projection/src/publication/rollup-query.repository.js';
 import { SnapshotBuilder } from '../../apps/reporting-projection/src/publication/snapshot-builder.service.js';
@@ -189,7 +190,7 @@ describe('projection property: any arrival order gives the reference report', ()
           return { subject, data: encoder.encode(JSON.stringify(payload)), sequence: i + 1, deliveries: 1 };
         });
         const batches = deliveries(messages, s.seed);
-        const projection = new ProjectionService(dataSource, s.partitions);
+        const projection = new ProjectionService(new ProjectionRepository(dataSource), s.partitions);
         for (const batch of batches) {
           const outcomes = await projection.applyBatch(batch);
           expect(outcomes.every((o) => o.kind === 'applied' || o.cause === 'conflict')).toBe(true);

@@ -4,6 +4,7 @@ import { serviceInfrastructure } from '#libs/bootstrap';
 import { ReportingProjectionEnv } from './config/reporting-projection.env.js';
 import { createReportingDataSource, REPORTING_SCHEMA } from './database/reporting.data-source.js';
 import { IngestionService } from './ingestion/ingestion.service.js';
+import { ProjectionRepository } from './ingestion/projection.repository.js';
 import { PROJECTION_PARTITIONS, ProjectionService } from './ingestion/projection.service.js';
 import { PublicationService } from './publication/publication.service.js';
 import { RollupQueryRepository } from './publication/rollup-query.repository.js';
@@ -30,6 +31,7 @@ export class ReportingProjectionModule {
         { provide: ReportingProjectionEnv, useValue: env },
         ...infrastructure.providers,
         { provide: PROJECTION_PARTITIONS, useValue: env.INGEST_CONCURRENCY },
+        ProjectionRepository,
         ProjectionService,
         IngestionService,
         RollupQueryRepository,

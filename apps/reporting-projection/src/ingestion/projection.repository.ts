@@ -1,0 +1,208 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { AccountingEntryDto } from '#libs/contracts';
+import type { BatchPlan, RecommendationState, WaitingEntry, Watermark } from './batch-plan.js';
+import { GRAINS, RollupDeltas, arrayLiteral, type Grain, type RollupRow } from './rollup-deltas.js';
+
+// Raw SQL on purpose: this is the ingest hot path (unnest bulk upserts, one statement per
+// table and batch, `FOR UPDATE` in a fixed lock order), which the ORM's per-entity writes cannot match.
+
+interface RecommendationRow {
+  recommendation_id: string;
+  agent_id: string | null;
+  traffic: string | null;
+  created_at_ms: string | null;
+  level: number;
+  billable: boolean;
+  attributed_entries: number;
+  attributed_usd_micros: string | number;
+  foreign_currency_entries: number;
+}
+
+interface EntryRow {
+  entry_id: string;
+  agent_id: string;
+  traffic: string;
+  recommendation_id: string | null;
+  amount_micros: string | number;
+  currency: string | null;
+  recorded_at: Date;
+}
+
+function toState(row: RecommendationRow): RecommendationState {
+  return {
+    id: row.recommendation_id,
+    agentId: row.agent_id,
+    traffic: row.traffic,
+    createdAtMs: row.created_at_ms === null ? null : Number(row.created_at_ms),
+    level: row.level,
+    billable: row.billable,
+    attributedEntries: row.attributed_entries,
+    attributedUsdMicros: Number(row.attributed_usd_micros),
+    foreignCurrencyEntries: row.foreign_currency_entries,
+  };
+}
+
+/**
+ * Writes a BatchPlan to the reporting read model in one READ COMMITTED transaction, feeding
+ * each step of the plan what it needs to read under the transaction's locks.
+ *
+ * Lock order (the same in every replica, so concurrent batches never deadlock): recommendation
+ * rows sorted by id, then accounting entries by id, then rollup rows sorted by
+ * (agent, traffic, bucket) minute → hour → day, then watermarks.
+ */
+@Injectable()
+export class ProjectionRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Applies the plan; resolves to its conflicts (batch index → reason) once committed. */
+  write(plan: BatchPlan): Promise<ReadonlyMap<number, string>> {
+    return this.dataSource.transaction('READ COMMITTED', async (manager) => {
+      const becameKnown = plan.applyLifecycle(await this.lockRecommendations(manager, plan.recommendationIds));
+      if (becameKnown.length > 0) {
+        const nowAttributed = plan.attributeWaiting(await this.waitingEntries(manager, becameKnown));
+        if (nowAttributed.length > 0) await this.markAttributed(manager, nowAttributed);
+      }
+      const entries = plan.entriesToInsert();
+      if (entries.length > 0) plan.countInserted(await this.insertEntries(manager, entries));
+      const changed = plan.changedRecommendations();
+      if (changed.length > 0) await this.upsertRecommendations(manager, changed);
+      for (const grain of GRAINS) {
+        const rows = plan.rollups.sorted(grain);
+        if (rows.length > 0) await this.addToRollups(manager, grain, rows);
+      }
+      if (plan.watermarks.length > 0) await this.advanceWatermarks(manager, plan.watermarks);
+      return plan.conflicts;
+    });
+  }
+
+  /**
+   * A row exists for every referenced recommendation, so that an accounting entry and the
+   * events of its recommendation always meet on the same row lock. First create the missing
+   * rows (in id order; an existing row is skipped without a lock), then lock them all in id
+   * order. Locking the existing rows before creating the missing ones took row locks out of
+   * order whenever another transaction created one of "our" missing ids in between: two
+   * replicas then deadlocked (test/faults/projection-replicas.spec.ts found it).
+   */
+  private async lockRecommendations(manager: EntityManager, ids: string[]): Promise<RecommendationState[]> {
+    if (ids.length === 0) return [];
+    await manager.query(
+      `INSERT INTO reporting.recommendation (recommendation_id)
+       SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`,
+      [ids],
+    );
+    const rows: RecommendationRow[] = await manager.query(
+      `SELECT recommendation_id, agent_id, traffic,
+              (extract(epoch FROM created_at) * 1000)::bigint AS created_at_ms, level, billable, attributed_entries,
+              attributed_usd_micros, foreign_currency_entries
+       FROM reporting.recommendation WHERE recommendation_id = ANY($1::text[])
+       ORDER BY recommendation_id COLLATE "C" FOR UPDATE`,
+      [ids],
+    );
+    return rows.map(toState);
+  }
+
+  /** Entries that waited under review for one of these recommendations. */
+  private async waitingEntries(manager: EntityManager, recommendationIds: string[]): Promise<WaitingEntry[]> {
+    const rows: EntryRow[] = await manager.query(
+      `SELECT entry_id, agent_id, traffic, recommendation_id, amount_micros, currency, recorded_at
+       FROM reporting.accounting_entry
+       WHERE recommendation_id = ANY($1::text[]) AND NOT attributed
+       ORDER BY entry_id COLLATE "C"`,
+      [recommendationIds],
+    );
+    return rows.map((row) => ({
+      entryId: row.entry_id,
+      agentId: row.agent_id,
+      traffic: row.traffic,
+      recommendationId: row.recommendation_id,
+      amountMicros: Number(row.amount_micros),
+      currency: row.currency,
+      recordedAtMs: row.recorded_at.getTime(),
+    }));
+  }
+
+  private async markAttributed(manager: EntityManager, entryIds: string[]): Promise<void> {
+    await manager.query(`UPDATE reporting.accounting_entry SET attributed = true WHERE entry_id = ANY($1::text[])`, [entryIds]);
+  }
+
+  /** Stores each entry once by entry_id; resolves to the ids that were new. */
+  private async insertEntries(manager: EntityManager, entries: { entry: AccountingEntryDto; attributed: boolean }[]): Promise<Set<string>> {
+    const inserted: { entry_id: string }[] = await manager.query(
+      `INSERT INTO reporting.accounting_entry
+         (entry_id, agent_id, traffic, recommendation_id, amount_micros, currency, recorded_at, attributed)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::timestamptz[], $8::boolean[])
+       ON CONFLICT (entry_id) DO NOTHING
+       RETURNING entry_id`,
+      [
+        entries.map((d) => d.entry.entry_id),
+        entries.map((d) => d.entry.agent_id),
+        entries.map((d) => d.entry.traffic),
+        entries.map((d) => d.entry.recommendation_id),
+        entries.map((d) => d.entry.amount_micros),
+        entries.map((d) => d.entry.currency),
+        entries.map((d) => d.entry.recorded_at),
+        entries.map((d) => d.attributed),
+      ],
+    );
+    return new Set(inserted.map((row) => row.entry_id));
+  }
+
+  private async upsertRecommendations(manager: EntityManager, changed: RecommendationState[]): Promise<void> {
+    await manager.query(
+      // Every row exists and is locked by now; an upsert is always driven by the primary key.
+      `INSERT INTO reporting.recommendation AS r (recommendation_id, agent_id, traffic, created_at, level, billable,
+         attributed_entries, attributed_usd_micros, foreign_currency_entries)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::smallint[], $6::boolean[],
+                            $7::integer[], $8::bigint[], $9::integer[])
+       ON CONFLICT (recommendation_id) DO UPDATE SET
+         agent_id = excluded.agent_id, traffic = excluded.traffic, created_at = excluded.created_at,
+         level = excluded.level, billable = excluded.billable, attributed_entries = excluded.attributed_entries,
+         attributed_usd_micros = excluded.attributed_usd_micros,
+         foreign_currency_entries = excluded.foreign_currency_entries`,
+      [
+        changed.map((s) => s.id),
+        changed.map((s) => s.agentId),
+        changed.map((s) => s.traffic),
+        arrayLiteral(changed.map((s) => (s.createdAtMs === null ? null : new Date(s.createdAtMs).toISOString()))),
+        arrayLiteral(changed.map((s) => s.level)),
+        arrayLiteral(changed.map((s) => s.billable)),
+        arrayLiteral(changed.map((s) => s.attributedEntries)),
+        arrayLiteral(changed.map((s) => s.attributedUsdMicros)),
+        arrayLiteral(changed.map((s) => s.foreignCurrencyEntries)),
+      ],
+    );
+  }
+
+  /** Adds the sorted deltas of one grain, one statement. */
+  private async addToRollups(manager: EntityManager, grain: Grain, rows: RollupRow[]): Promise<void> {
+    await manager.query(
+      `INSERT INTO reporting.rollup_${grain} AS t (agent_id, traffic, bucket, exposures, clicks, engagements,
+         conversions, earnings_micros, earnings_excluded_recommendations, pending_earnings_recommendations,
+         accounting_review_required)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::bigint[],
+         $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
+       ON CONFLICT (agent_id, traffic, bucket) DO UPDATE SET
+         exposures = t.exposures + excluded.exposures,
+         clicks = t.clicks + excluded.clicks,
+         engagements = t.engagements + excluded.engagements,
+         conversions = t.conversions + excluded.conversions,
+         earnings_micros = t.earnings_micros + excluded.earnings_micros,
+         earnings_excluded_recommendations = t.earnings_excluded_recommendations + excluded.earnings_excluded_recommendations,
+         pending_earnings_recommendations = t.pending_earnings_recommendations + excluded.pending_earnings_recommendations,
+         accounting_review_required = t.accounting_review_required + excluded.accounting_review_required`,
+      RollupDeltas.columns(rows),
+    );
+  }
+
+  /** Reconciliation watermarks never move back. */
+  private async advanceWatermarks(manager: EntityManager, watermarks: readonly Watermark[]): Promise<void> {
+    await manager.query(
+      `INSERT INTO reporting.reconciliation_watermark AS w (traffic, agent_id, reconciled_through)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
+       ON CONFLICT (traffic, agent_id) DO UPDATE
+         SET reconciled_through = GREATEST(w.reconciled_through, excluded.reconciled_through)`,
+      [watermarks.map((w) => w.traffic), watermarks.map((w) => w.agentId), watermarks.map((w) => w.through)],
+    );
+  }
+}
