@@ -74,12 +74,14 @@ describe('npm scripts through the Nest CLI', () => {
     expect(scripts['build:watch']).toMatch(/^nest build --all --watch\b/);
   });
 
+  // --no-shell: `nest start` then spawns node itself, so the SIGTERM it forwards reaches the
+  // service (through a shell, the shell died and the service ran on).
   it.each(apps.filter((app) => app !== 'ops'))('start:%s builds the libraries, then `nest start` runs the app', (app) => {
-    expect(scripts[`start:${app}`]).toBe(`npm run -s build && nest start ${app}`);
+    expect(scripts[`start:${app}`]).toBe(`npm run -s build && nest start ${app} --no-shell`);
   });
 
-  it('start:dev runs the default app in watch mode', () => {
-    expect(scripts['start:dev']).toMatch(/nest start --watch$/);
+  it('start:dev runs the default app (or the one named after --) in watch mode', () => {
+    expect(scripts['start:dev']).toMatch(/^npm run -s build && nest start --watch --no-shell$/);
   });
 
   it('ops runs the built CLI and never builds (concurrent calls would rewrite dist/ under each other)', () => {
