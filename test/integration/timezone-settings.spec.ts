@@ -1,5 +1,7 @@
-import { RpcSubjects, SettingsSubjects, Streams, type RpcReply, type TimezoneSetResult, type TimezoneSetting } from '#libs/contracts';
-import { NatsClient, requestRpc } from '#libs/nats';
+import type { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
+import { RpcSubjects, SettingsSubjects, Streams, type TimezoneSetResult, type TimezoneSetting } from '#libs/contracts';
+import { NatsClient, NatsRpcClient } from '#libs/nats';
 import { newTestDatabase, startNats, waitFor, type ServiceUnderTest, type TestDatabase, type TestNats } from '../support/index.js';
 import { startTimezoneSettings } from '../support/oidc.js';
 import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
@@ -12,9 +14,10 @@ let nats: TestNats;
 let db: TestDatabase;
 let service: ServiceUnderTest<TimezoneSettingsEnv>;
 let client: NatsClient;
+let rpc: ClientProxy;
 
-const set = (payload: unknown) => requestRpc<TimezoneSetResult>(client, RpcSubjects.timezoneSet, payload, { timeoutMs: 2000 });
-const get = (agentId: string) => requestRpc<TimezoneSetting>(client, RpcSubjects.timezoneGet, { agent_id: agentId }, { timeoutMs: 2000 });
+const set = (payload: unknown) => firstValueFrom(rpc.send<TimezoneSetResult>(RpcSubjects.timezoneSet, payload));
+const get = (agentId: string) => firstValueFrom(rpc.send<TimezoneSetting>(RpcSubjects.timezoneGet, { agent_id: agentId }));
 
 interface StoredEvent {
   msgId: string | undefined;
@@ -40,6 +43,7 @@ beforeAll(async () => {
   db = newTestDatabase();
   service = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
   client = await NatsClient.connect({ servers: [nats.url], name: 'timezone-settings-test' });
+  rpc = new NatsRpcClient({ connection: client.connection, timeoutMs: 2000 });
 });
 
 afterAll(async () => {
@@ -51,7 +55,7 @@ afterAll(async () => {
 
 describe('timezone.v1.get', () => {
   it('answers UTC, never set, for a platform without a setting', async () => {
-    expect(await get('agent_fresh')).toEqual({ ok: true, result: { agent_id: 'agent_fresh', reporting_timezone: 'UTC', updated_at: null } });
+    expect(await get('agent_fresh')).toEqual({ agent_id: 'agent_fresh', reporting_timezone: 'UTC', updated_at: null });
   });
 });
 
@@ -70,8 +74,7 @@ describe('timezone.v1.set validation', () => {
     'Asia/Calcutta',
     'GB',
   ])('accepts %j', async (zone) => {
-    const reply = await set({ agent_id: 'agent_valid', reporting_timezone: zone });
-    expect(reply).toMatchObject({ ok: true, result: { agent_id: 'agent_valid', reporting_timezone: zone } });
+    expect(await set({ agent_id: 'agent_valid', reporting_timezone: zone })).toMatchObject({ agent_id: 'agent_valid', reporting_timezone: zone });
   });
 
   it.each([
@@ -86,18 +89,15 @@ describe('timezone.v1.set validation', () => {
     ['null', null],
     ['an object', { zone: 'UTC' }],
   ])('refuses %s', async (_what, zone) => {
-    const reply = (await set({ agent_id: 'agent_invalid', reporting_timezone: zone })) as RpcReply<unknown>;
-    expect(reply.ok).toBe(false);
-    if (!reply.ok) expect(reply.error.code).toBe('invalid_request');
+    await expect(set({ agent_id: 'agent_invalid', reporting_timezone: zone })).rejects.toMatchObject({ code: 'invalid_request', answered: true });
   });
 
   it('refuses a missing zone, a missing agent and unknown fields', async () => {
     for (const payload of [{ agent_id: 'agent_invalid' }, { reporting_timezone: 'UTC' }, { agent_id: 'agent_invalid', reporting_timezone: 'UTC', extra: 1 }]) {
-      const reply = (await set(payload)) as RpcReply<unknown>;
-      expect(reply).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
+      await expect(set(payload)).rejects.toMatchObject({ code: 'invalid_request', answered: true });
     }
     expect(await eventsOf('agent_invalid')).toEqual([]);
-    expect(await get('agent_invalid')).toMatchObject({ ok: true, result: { reporting_timezone: 'UTC', updated_at: null } });
+    expect(await get('agent_invalid')).toMatchObject({ reporting_timezone: 'UTC', updated_at: null });
   });
 });
 
@@ -105,14 +105,12 @@ describe('settings.timezone.changed', () => {
   it('is published once per actual change, with Nats-Msg-Id = event_id, and never for a repeat', async () => {
     const first = await set({ agent_id: 'agent_events', reporting_timezone: 'Asia/Kathmandu' });
     const repeat = await set({ agent_id: 'agent_events', reporting_timezone: 'Asia/Kathmandu' });
-    expect(first).toMatchObject({ ok: true, result: { changed: true } });
-    expect(repeat).toMatchObject({ ok: true, result: { changed: false } });
-    if (!first.ok || !repeat.ok) throw new Error('set failed');
-    expect(repeat.result.updated_at).toBe(first.result.updated_at);
+    expect(first).toMatchObject({ changed: true });
+    expect(repeat).toMatchObject({ changed: false });
+    expect(repeat.updated_at).toBe(first.updated_at);
 
     const second = await set({ agent_id: 'agent_events', reporting_timezone: 'America/New_York' });
-    if (!second.ok) throw new Error('set failed');
-    expect(Date.parse(second.result.updated_at)).toBeGreaterThan(Date.parse(first.result.updated_at));
+    expect(Date.parse(second.updated_at)).toBeGreaterThan(Date.parse(first.updated_at));
 
     const events = await waitFor(async () => {
       const found = await eventsOf('agent_events');
@@ -123,20 +121,17 @@ describe('settings.timezone.changed', () => {
     expect(await eventsOf('agent_events')).toHaveLength(2);
     expect(events.map((e) => e.subject)).toEqual([SettingsSubjects.timezoneChanged, SettingsSubjects.timezoneChanged]);
     expect(events.map((e) => e.payload)).toEqual([
-      { agent_id: 'agent_events', reporting_timezone: 'Asia/Kathmandu', updated_at: first.result.updated_at, event_id: expect.any(String) },
-      { agent_id: 'agent_events', reporting_timezone: 'America/New_York', updated_at: second.result.updated_at, event_id: expect.any(String) },
+      { agent_id: 'agent_events', reporting_timezone: 'Asia/Kathmandu', updated_at: first.updated_at, event_id: expect.any(String) },
+      { agent_id: 'agent_events', reporting_timezone: 'America/New_York', updated_at: second.updated_at, event_id: expect.any(String) },
     ]);
     for (const event of events) expect(event.msgId).toBe(event.payload.event_id);
-    expect(await get('agent_events')).toEqual({
-      ok: true,
-      result: { agent_id: 'agent_events', reporting_timezone: 'America/New_York', updated_at: second.result.updated_at },
-    });
+    expect(await get('agent_events')).toEqual({ agent_id: 'agent_events', reporting_timezone: 'America/New_York', updated_at: second.updated_at });
   });
 
   it('concurrent sets of one platform serialize: one event per actual change', async () => {
     const zones = ['Europe/Paris', 'Europe/Paris', 'Asia/Tokyo', 'Asia/Tokyo', 'Europe/Paris'];
     const replies = await Promise.all(zones.map((zone) => set({ agent_id: 'agent_race', reporting_timezone: zone })));
-    const changes = replies.filter((r) => r.ok && r.result.changed).length;
+    const changes = replies.filter((r) => r.changed).length;
     await new Promise((r) => setTimeout(r, 300));
     expect(await eventsOf('agent_race')).toHaveLength(changes);
   });

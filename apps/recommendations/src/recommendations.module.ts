@@ -1,38 +1,25 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Logger } from '#libs/observability';
-import { serviceInfrastructure } from '#libs/bootstrap';
+import { InfrastructureModule } from '#libs/bootstrap';
 import { createRecommendationsDataSource, RECOMMENDATIONS_SCHEMA } from '#libs/catalog';
 import { RecommendationsEnv } from './config/recommendations.env.js';
-import { AdSearchRepository } from './ranking/ad-search.repository.js';
-import { GeneratedEventsRelay } from './recommend/generated-events.relay.js';
-import { RecommendRpc } from './recommend/recommend.rpc.js';
-import { RecommendService } from './recommend/recommend.service.js';
-import { RecommendationRepository } from './recommend/recommendation.repository.js';
+import { RecommendModule } from './recommend/recommend.module.js';
 
+/** recommendations: ranks the catalog for a question and records the answer. */
 @Module({})
 export class RecommendationsModule {
   static forRoot(env: RecommendationsEnv, logger: Logger): DynamicModule {
-    const infrastructure = serviceInfrastructure({
-      service: 'recommendations',
-      natsUrl: env.NATS_URL,
-      redisUrl: env.REDIS_URL,
-      logger,
-      database: { schema: RECOMMENDATIONS_SCHEMA, create: () => createRecommendationsDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE) },
-    });
     return {
       module: RecommendationsModule,
-      global: true,
-      imports: infrastructure.imports,
-      providers: [
-        { provide: RecommendationsEnv, useValue: env },
-        ...infrastructure.providers,
-        AdSearchRepository,
-        RecommendationRepository,
-        GeneratedEventsRelay,
-        RecommendService,
-        RecommendRpc,
+      imports: [
+        InfrastructureModule.forRoot({
+          service: 'recommendations',
+          env,
+          logger,
+          database: { schema: RECOMMENDATIONS_SCHEMA, create: (e) => createRecommendationsDataSource(e.DATABASE_URL, e.DATABASE_POOL_SIZE) },
+        }),
+        RecommendModule,
       ],
-      exports: [RecommendationsEnv, ...infrastructure.exports],
     };
   }
 }

@@ -17,9 +17,8 @@ export {
   redisProvider,
   dependencyChecks,
   InfrastructureShutdown,
-  serviceInfrastructure,
-  type ServiceInfrastructureOptions,
 } from './infrastructure.js';
 export { routeLabel } from './http-hooks.js';
 export { InfrastructureModule, type InfrastructureOptions } from './infrastructure.module.js';
 export { startRpcServer } from './rpc-server.js';
+export { DurableConsumer, durableConsumerProvider, durableConsumerToken, type DurableConsumerConfig } from './durable-consumer.provider.js';

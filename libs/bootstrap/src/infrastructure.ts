@@ -1,10 +1,9 @@
-import { Inject, Injectable, Optional, type DynamicModule, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
 import { NatsClient, ensureStreams } from '#libs/nats';
 import { initializeDatabase } from '#libs/database';
-import { ObservabilityModule, type DependencyCheck, type Logger } from '#libs/observability';
-import { natsServers } from '#libs/config';
+import type { DependencyCheck, Logger } from '#libs/observability';
 import { createRedis } from './redis.js';
 
 export const LOGGER = Symbol('LOGGER');
@@ -84,40 +83,4 @@ export class InfrastructureShutdown implements OnApplicationShutdown {
     if (this.dataSource?.isInitialized) await this.dataSource.destroy();
     if (this.redis && this.redis.status !== 'end') this.redis.disconnect();
   }
-}
-
-export interface ServiceInfrastructureOptions {
-  service: string;
-  natsUrl: string;
-  redisUrl: string;
-  logger: Logger;
-  /** The service's own schema: its DataSource factory, migrated at start. */
-  database: { schema: string; create: () => DataSource };
-}
-
-/**
- * What every service module wires the same way: the logger, NATS (with the streams), its
- * PostgreSQL schema, Redis, health and metrics, and the ordered shutdown. A service module
- * adds its env object and its own providers.
- */
-export function serviceInfrastructure(options: ServiceInfrastructureOptions): {
-  imports: DynamicModule[];
-  providers: Provider[];
-  exports: NonNullable<DynamicModule['exports']>;
-} {
-  return {
-    imports: [
-      ObservabilityModule.forRoot([NatsClient, DataSource, REDIS], (nats: NatsClient, dataSource: DataSource, redis: Redis) =>
-        dependencyChecks(nats, dataSource, redis),
-      ),
-    ],
-    providers: [
-      loggerProvider(options.logger),
-      natsProvider(natsServers(options.natsUrl), options.service),
-      dataSourceProvider(options.database.create, options.database.schema),
-      redisProvider(options.redisUrl, options.service),
-      InfrastructureShutdown,
-    ],
-    exports: [NatsClient, DataSource, REDIS, LOGGER],
-  };
 }

@@ -5,6 +5,7 @@ export * from './recommendation-event.dto.js';
 export * from './accounting-event.dto.js';
 export * from './reporting.dto.js';
 export * from './rpc.js';
+export * from './fast-check.js';
 export * from './fast-validation.js';
 export * from './timezone.dto.js';
 export * from './payouts.constants.js';

@@ -1,4 +1,6 @@
 import { IsIn, IsString, MaxLength, MinLength } from 'class-validator';
+import { FastCheck } from './fast-check.js';
+import { passesReportRequestFastCheck } from './fast-validation.js';
 import { TRAFFICS, type Traffic } from './recommendation-event.dto.js';
 
 export const TIME_RANGES = ['today', '1d', '7d', '30d', '90d', 'all'] as const;
@@ -15,6 +17,7 @@ export type ReportStatus = 'preparing' | 'ready' | 'stale';
 export type EarningsCoverage = 'complete' | 'partial' | 'unavailable';
 
 /** Request of `reporting.v1.report.get`: the gateway has already authenticated the key. */
+@FastCheck(passesReportRequestFastCheck)
 export class ReportRequestDto {
   @IsString() @MinLength(1) @MaxLength(200)
   agent_id: string;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { RpcException } from '@nestjs/microservices';
 import { LOGGER } from '#libs/bootstrap';
-import { RECOMMEND_MAX_RESULTS, type RankedRecommendation, type RecommendRequest, type RecommendResult } from '#libs/contracts';
-import { RpcHandlerError } from '#libs/nats';
+import { RECOMMEND_MAX_RESULTS, type RankedRecommendation, type RecommendRequest, type RecommendResult, type RpcError } from '#libs/contracts';
 import { counter, type Logger } from '#libs/observability';
 import { RecommendationsEnv } from '../config/recommendations.env.js';
 import { AdSearchRepository } from '../ranking/ad-search.repository.js';
@@ -14,8 +14,11 @@ const answers = counter('weave_recommendations_answers_total', 'Answers to recom
 /** PostgreSQL's query_canceled: the statement_timeout of the search fired. */
 const QUERY_CANCELED = '57014';
 
-const outOfTime = () =>
-  new RpcHandlerError({ code: 'unavailable', message: 'no answer within the latency budget; retry the request (the same session and message ids are safe to repeat)' });
+const OUT_OF_TIME: RpcError = {
+  code: 'unavailable',
+  message: 'no answer within the latency budget; retry the request (the same session and message ids are safe to repeat)',
+};
+const outOfTime = () => new RpcException(OUT_OF_TIME);
 
 /**
  * Ranks the catalog for a question and records the answer once per (platform, traffic,
@@ -47,7 +50,7 @@ export class RecommendService {
       const recommendations = await Promise.race([this.answer(request, deadline), late]);
       return { request_id: request.request_id, query: request.query, recommendations };
     } catch (error) {
-      if (error instanceof RpcHandlerError && error.rpcError.code === 'unavailable') {
+      if (error instanceof RpcException && error.getError() === OUT_OF_TIME) {
         answers.inc({ outcome: 'unavailable' });
         this.logger.warn({ agent_id: request.agent_id, requestId: request.request_id, budget_ms: request.latency_budget_ms }, 'recommendation over budget');
       }

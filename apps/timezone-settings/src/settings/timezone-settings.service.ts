@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { RpcException } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
 import {
   DEFAULT_REPORTING_TIMEZONE,
   SettingsSubjects,
   isIanaTimezone,
+  type RpcError,
   type TimezoneChangedEventDto,
   type TimezoneSetResult,
   type TimezoneSetting,
 } from '#libs/contracts';
-import { RpcHandlerError } from '#libs/nats';
 
 interface Row {
   agent_id: string;
@@ -46,7 +47,7 @@ export class TimezoneSettingsService {
   async set(agentId: string, timezone: string): Promise<{ result: TimezoneSetResult; event?: PendingEvent }> {
     // The DTO already checked it; this is the owner of the rule, so it checks again.
     if (!isIanaTimezone(timezone)) {
-      throw new RpcHandlerError({ code: 'invalid_request', message: 'reporting_timezone must be an IANA time zone name such as "Asia/Kathmandu"' });
+      throw new RpcException({ code: 'invalid_request', message: 'reporting_timezone must be an IANA time zone name such as "Asia/Kathmandu"' } satisfies RpcError);
     }
     return this.dataSource.transaction(async (manager) => {
       // Serialize changes of one platform (a missing row cannot be locked: the advisory lock can).

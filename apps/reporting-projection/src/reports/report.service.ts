@@ -1,9 +1,7 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Subscription } from '@nats-io/transport-node';
-import { BroadcastSubjects, QueueGroups, ReportRequestDto, RpcSubjects, passesReportRequestFastCheck, type ReportReply } from '#libs/contracts';
-import { LOGGER } from '#libs/bootstrap';
-import { NatsClient, serveRpc } from '#libs/nats';
-import type { Logger } from '#libs/observability';
+import { BroadcastSubjects, type ReportReply, type ReportRequestDto } from '#libs/contracts';
+import { NatsClient } from '#libs/nats';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
 import { PublicationService } from '../publication/publication.service.js';
 import { SnapshotRepository } from '../publication/snapshot.repository.js';
@@ -11,39 +9,30 @@ import type { ScopeRef, Snapshot } from '../publication/snapshot.js';
 import { presentPreparing, presentReport } from './report.presenter.js';
 
 /**
- * Answers `reporting.v1.report.get` from published snapshots. Snapshots are cached in memory
- * until the next publication is announced, so a request is a map lookup, not a query.
+ * Reports from published snapshots. Snapshots are cached in memory until the next publication
+ * is announced on `reporting.v1.published` (any replica may publish), so a request is a map
+ * lookup, not a query.
  */
 @Injectable()
-export class ReportHandler implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class ReportService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly cache = new Map<string, Snapshot>();
   /** Bumped by every publication, so a read that raced with it does not cache an old snapshot. */
   private generation = 0;
-  private subscriptions: Subscription[] = [];
+  private subscription?: Subscription;
 
   constructor(
     private readonly nats: NatsClient,
     private readonly snapshots: SnapshotRepository,
     private readonly publication: PublicationService,
     private readonly env: ReportingProjectionEnv,
-    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.subscriptions = [
-      this.nats.connection.subscribe(BroadcastSubjects.reportsPublished, { callback: () => this.forget() }),
-      serveRpc(
-        this.nats,
-        RpcSubjects.reportGet,
-        { queue: QueueGroups.reporting, requestClass: ReportRequestDto, logger: this.logger, fastCheck: passesReportRequestFastCheck },
-        (request) => this.report(request),
-      ),
-    ];
+    this.subscription = this.nats.connection.subscribe(BroadcastSubjects.reportsPublished, { callback: () => this.forget() });
   }
 
-  /** Stop taking requests; NATS drain then lets the ones in flight answer. */
   beforeApplicationShutdown(): void {
-    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscription?.unsubscribe();
   }
 
   async report(request: ReportRequestDto): Promise<ReportReply> {

@@ -1,0 +1,15 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { RecommendRequestDto, RpcSubjects, type RecommendResult } from '#libs/contracts';
+import { RecommendService } from './recommend.service.js';
+
+/** `recommendations.v1.recommend`, answered in the queue group shared by the replicas. */
+@Controller()
+export class RecommendController {
+  constructor(private readonly service: RecommendService) {}
+
+  @MessagePattern(RpcSubjects.recommend)
+  recommend(@Payload() request: RecommendRequestDto): Promise<RecommendResult> {
+    return this.service.recommend(request);
+  }
+}
