@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
+import { firstValueFrom } from 'rxjs';
 import {
   DeadLetterHeaders,
   Durables,
@@ -13,10 +14,9 @@ import {
   TIME_RANGES,
   type Report,
   type ReportReply,
-  type RpcReply,
   type TimeRange,
 } from '#libs/contracts';
-import { NatsClient, ensureDurableConsumer, ensureStreams } from '#libs/nats';
+import { NatsClient, NatsRpcClient, ensureDurableConsumer, ensureStreams } from '#libs/nats';
 import {
   freePort,
   startNats,
@@ -454,15 +454,15 @@ export function allScopes(agents: string[]): Scope[] {
   return agents.flatMap((agent_id) => (['live', 'test'] as const).flatMap((traffic) => TIME_RANGES.map((time_range) => ({ agent_id, traffic, time_range }))));
 }
 
-export async function requestReport(connection: NatsConnection, scope: Scope, timeoutMs = 5000): Promise<RpcReply<ReportReply>> {
-  const reply = await connection.request(RpcSubjects.reportGet, JSON.stringify(scope), { timeout: timeoutMs });
-  return reply.json<RpcReply<ReportReply>>();
+/** A report request through the Nest client; a failure (an error reply, no answer in time) rejects. */
+export function requestReport(connection: NatsConnection, scope: Scope, timeoutMs = 5000): Promise<ReportReply> {
+  return firstValueFrom(new NatsRpcClient({ connection, timeoutMs }).send<ReportReply>(RpcSubjects.reportGet, scope));
 }
 
 /** Asks for every scope once, so they are prepared and published by every cycle from now on. */
 export async function registerScopes(connection: NatsConnection, scopes: Scope[]): Promise<void> {
   for (const scope of scopes) {
-    await waitFor(async () => (await requestReport(connection, scope)).ok, { timeoutMs: 30000, what: `reporting to answer for ${scope.agent_id}` });
+    await waitFor(() => requestReport(connection, scope), { timeoutMs: 30000, what: `reporting to answer for ${scope.agent_id}` });
   }
 }
 
@@ -473,9 +473,8 @@ export async function reportsPublishedAfter(connection: NatsConnection, scopes: 
     reports.push(
       await waitFor(
         async () => {
-          const reply = await requestReport(connection, scope);
-          if (!reply.ok || reply.result.status === 'preparing') return undefined;
-          const report = reply.result as Report;
+          const report = await requestReport(connection, scope);
+          if (report.status === 'preparing') return undefined;
           return Date.parse(report.updated_at) >= since.getTime() ? report : undefined;
         },
         { timeoutMs, intervalMs: 200, what: `a report of ${scope.agent_id}/${scope.traffic}/${scope.time_range} published after ${since.toISOString()}` },

@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import type { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import {
   DeadLetterHeaders,
   Durables,
@@ -6,10 +8,9 @@ import {
   RpcSubjects,
   Streams,
   type PayoutBalancesReply,
-  type Report,
   type ReportReply,
-  type RpcReply,
 } from '#libs/contracts';
+import { NatsRpcClient } from '#libs/nats';
 import {
   connectProducer,
   newTestDatabase,
@@ -43,6 +44,7 @@ let db: TestDatabase;
 let reporting: ServiceUnderTest<ReportingProjectionEnv>;
 let payouts: ServiceUnderTest<PayoutsReadEnv>;
 let producer: Producer;
+let rpc: ClientProxy;
 
 beforeAll(async () => {
   nats = await startNats();
@@ -50,6 +52,7 @@ beforeAll(async () => {
   reporting = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 300 });
   payouts = await startPayoutsRead({ natsUrl: nats.url, databaseUrl: db.url, PAYOUTS_CACHE_TTL_MS: 0 });
   producer = await connectProducer(nats.url);
+  rpc = new NatsRpcClient({ connection: producer.connection, timeoutMs: 5000 });
 });
 
 afterAll(async () => {
@@ -241,10 +244,7 @@ async function deadLettersSince(sequence: number, count: number): Promise<{ subj
   return letters;
 }
 
-async function rpc<T>(subject: string, body: unknown): Promise<RpcReply<T>> {
-  const reply = await producer.connection.request(subject, JSON.stringify(body), { timeout: 5000 });
-  return reply.json<RpcReply<T>>();
-}
+const ask = <T>(subject: string, body: unknown): Promise<T> => firstValueFrom(rpc.send<T>(subject, body));
 
 let run = 0;
 
@@ -273,13 +273,13 @@ it('dead-letters every hostile event exactly once and keeps applying the valid e
       for (const letter of letters) expect(letter.reason).not.toMatch(/^handler failed after/);
 
       // The valid events behind them were applied by both services.
-      const balances = await rpc<PayoutBalancesReply>(RpcSubjects.payoutsBalanceGet, { agent_id: agent });
-      expect(balances).toEqual({ ok: true, result: { balances: [expect.objectContaining({ agent_id: agent, currency: 'USD', pending_micros: run })] } });
-      await rpc<ReportReply>(RpcSubjects.reportGet, { agent_id: agent, traffic: 'live', time_range: '1d' });
+      const balances = await ask<PayoutBalancesReply>(RpcSubjects.payoutsBalanceGet, { agent_id: agent });
+      expect(balances).toEqual({ balances: [expect.objectContaining({ agent_id: agent, currency: 'USD', pending_micros: run })] });
+      await ask<ReportReply>(RpcSubjects.reportGet, { agent_id: agent, traffic: 'live', time_range: '1d' });
       const report = await waitFor(
         async () => {
-          const reply = await rpc<ReportReply>(RpcSubjects.reportGet, { agent_id: agent, traffic: 'live', time_range: '1d' });
-          return reply.ok && reply.result.status !== 'preparing' ? (reply.result as Report) : undefined;
+          const reply = await ask<ReportReply>(RpcSubjects.reportGet, { agent_id: agent, traffic: 'live', time_range: '1d' });
+          return reply.status !== 'preparing' ? reply : undefined;
         },
         { timeoutMs: 30000, intervalMs: 200, what: `the report of ${agent}` },
       );

@@ -3,11 +3,13 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
+import type { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import type { DataSource } from 'typeorm';
 import { ENTRY_OVERHEAD_BYTES } from '#libs/cache';
 import { BroadcastSubjects, Durables, RpcSubjects, Streams } from '#libs/contracts';
 import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
-import { NatsClient, requestRpcJson } from '#libs/nats';
+import { NatsClient, NatsRpcClient, type RawJson } from '#libs/nats';
 import { loadEnv } from '#libs/config';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { PayoutsReplyCache } from '../../apps/gateway/src/payouts/payouts-reply-cache.js';
@@ -49,6 +51,8 @@ let identityDb: DataSource;
 let producer: Producer;
 let manager: JetStreamManager;
 let client: NatsClient;
+/** Asks payouts-read directly; results come back as the JSON bytes it sent. */
+let rawRpc: ClientProxy;
 let sql: pg.Client;
 const tokens: Record<string, string> = {};
 
@@ -166,9 +170,8 @@ async function json<T>(base: string, path: string, agent: string): Promise<T> {
 
 /** What payouts-read itself answers now (it caches nothing here). */
 async function fromPayoutsRead(subject: string, payload: object): Promise<Buffer> {
-  const answer = await requestRpcJson(client, subject, payload, { timeoutMs: 5000 });
-  if (!answer.ok) throw new Error(`${subject}: ${answer.error.code}`);
-  return Buffer.from(answer.json);
+  const answer = await firstValueFrom(rawRpc.send<RawJson>(subject, payload));
+  return Buffer.from(answer.bytes);
 }
 
 /** Every route of a platform: path, RPC subject and payload. */
@@ -210,6 +213,7 @@ beforeAll(async () => {
   producer = await connectProducer(nats.url);
   manager = await jetstreamManager(producer.connection);
   client = await NatsClient.connect({ servers: [nats.url], name: 'gateway-payouts-cache-test' });
+  rawRpc = new NatsRpcClient({ connection: client.connection, timeoutMs: 5000, rawResults: true });
   sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
   for (const agent of PLATFORMS) {

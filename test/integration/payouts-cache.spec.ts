@@ -1,4 +1,7 @@
-import { RpcSubjects, type RpcReply } from '#libs/contracts';
+import type { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
+import { RpcSubjects, type PayoutBalancesReply } from '#libs/contracts';
+import { NatsRpcClient } from '#libs/nats';
 import {
   connectProducer,
   newTestDatabase,
@@ -19,6 +22,7 @@ import {
 let nats: TestNats;
 let db: TestDatabase;
 let producer: Producer;
+let rpc: ClientProxy;
 const replicas: Awaited<ReturnType<typeof startPayoutsRead>>[] = [];
 
 beforeAll(async () => {
@@ -26,6 +30,7 @@ beforeAll(async () => {
   db = newTestDatabase();
   await prepareStreams(nats.url);
   producer = await connectProducer(nats.url);
+  rpc = new NatsRpcClient({ connection: producer.connection, timeoutMs: 5000 });
   // A long TTL: only the announcement can make the replicas see a change in time.
   for (let i = 0; i < 2; i++) replicas.push(await startPayoutsRead({ natsUrl: nats.url, databaseUrl: db.url, PAYOUTS_CACHE_TTL_MS: 60000 }));
 });
@@ -49,9 +54,8 @@ const balance = (version: number, available: number) => ({
 });
 
 async function available(): Promise<number | undefined> {
-  const reply = await producer.connection.request(RpcSubjects.payoutsBalanceGet, JSON.stringify({ agent_id: 'agent_cache' }), { timeout: 5000 });
-  const parsed = reply.json<RpcReply<{ balances: { available_micros: number }[] }>>();
-  return parsed.ok ? parsed.result.balances[0]?.available_micros : undefined;
+  const reply = await firstValueFrom(rpc.send<PayoutBalancesReply>(RpcSubjects.payoutsBalanceGet, { agent_id: 'agent_cache' }));
+  return reply.balances[0]?.available_micros;
 }
 
 it('serves a change through every replica once it is applied, despite cached replies', async () => {

@@ -1,4 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import {
   DeadLetterHeaders,
@@ -13,6 +15,7 @@ import {
   type RpcReply,
 } from '#libs/contracts';
 import { loadEnv } from '#libs/config';
+import { NatsRpcClient } from '#libs/nats';
 import { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
 import { createPayoutsReadApp } from '../../apps/payouts-read/src/payouts-read.app.js';
 import {
@@ -51,6 +54,7 @@ describe('payouts-read', () => {
   let db: TestDatabase;
   let app: NestFastifyApplication;
   let producer: Producer;
+  let rpc: ClientProxy;
   let manager: JetStreamManager;
   let msgId = 0;
 
@@ -68,6 +72,7 @@ describe('payouts-read', () => {
     app = await createPayoutsReadApp(env, testLogger('payouts-read'));
     await app.listen(0, '127.0.0.1');
     producer = await connectProducer(nats.url);
+    rpc = new NatsRpcClient({ connection: producer.connection, timeoutMs: 5000 });
     manager = await jetstreamManager(producer.connection);
   });
 
@@ -87,15 +92,12 @@ describe('payouts-read', () => {
       return info.num_pending === 0 && info.num_ack_pending === 0;
     }, { what: 'payouts consumer caught up' });
 
-  async function ask<T>(subject: string, body: unknown): Promise<RpcReply<T>> {
+  /** A plain NATS request, as another team's client sends it: the reply is the wire envelope itself. */
+  async function wire<T>(subject: string, body: unknown): Promise<RpcReply<T>> {
     const reply = await producer.connection.request(subject, JSON.stringify(body), { timeout: 5000 });
     return reply.json<RpcReply<T>>();
   }
-  async function result<T>(subject: string, body: unknown): Promise<T> {
-    const reply = await ask<T>(subject, body);
-    if (!reply.ok) throw new Error(`${subject} answered ${reply.error.code}: ${reply.error.message}`);
-    return reply.result;
-  }
+  const result = <T>(subject: string, body: unknown): Promise<T> => firstValueFrom(rpc.send<T>(subject, body));
 
   describe('read model', () => {
     it('keeps the newest version of each record whatever the arrival order, ignoring duplicates and older versions', async () => {
@@ -291,11 +293,11 @@ describe('payouts-read', () => {
       const failed = await result<PayoutStatement>(RpcSubjects.payoutsStatementGet, { agent_id: 'agent_a', statement_id: idOf('agent_a', 2) });
       expect(failed).toMatchObject({ status: 'FAILED', failure: { code: 'account_closed' }, transfer: null });
 
-      const foreign = await ask(RpcSubjects.payoutsStatementGet, { agent_id: 'agent_a', statement_id: idOf('agent_b', 1) });
-      const unknown = await ask(RpcSubjects.payoutsStatementGet, { agent_id: 'agent_a', statement_id: 'st_nope' });
+      const foreign = await wire(RpcSubjects.payoutsStatementGet, { agent_id: 'agent_a', statement_id: idOf('agent_b', 1) });
+      const unknown = await wire(RpcSubjects.payoutsStatementGet, { agent_id: 'agent_a', statement_id: 'st_nope' });
       expect(foreign).toEqual({ ok: false, error: { code: 'not_found', message: 'statement not found' } });
       expect(unknown).toEqual(foreign);
-      expect((await ask(RpcSubjects.payoutsStatementGet, { agent_id: 'agent_b', statement_id: idOf('agent_b', 1) })).ok).toBe(true);
+      expect((await wire(RpcSubjects.payoutsStatementGet, { agent_id: 'agent_b', statement_id: idOf('agent_b', 1) })).ok).toBe(true);
     });
 
     it('history: locked, blocked, failed and paid statements, paginated', async () => {
@@ -329,7 +331,7 @@ describe('payouts-read', () => {
       [RpcSubjects.payoutsReadinessGet, { agent_id: 42 }, /agent_id/],
       [RpcSubjects.payoutsStatementGet, { agent_id: 'agent_a' }, /statement_id/],
     ])('%s %j → invalid_request', async (subject, body, mentions) => {
-      const reply = await ask(subject, body);
+      const reply = await wire(subject, body);
       expect(reply.ok).toBe(false);
       if (!reply.ok) {
         expect(reply.error.code).toBe('invalid_request');

@@ -12,10 +12,11 @@ import {
   Streams,
   type RecommendRequest,
   type RecommendResult,
-  type RpcReply,
 } from '#libs/contracts';
 import { initializeDatabase } from '#libs/database';
-import { NatsClient, ensureStreams, requestRpc } from '#libs/nats';
+import type { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
+import { NatsClient, NatsRpcClient, ensureStreams } from '#libs/nats';
 import type { RecommendationsEnv } from '../../apps/recommendations/src/config/recommendations.env.js';
 import { newTestDatabase, startNats, startRecommendations, waitFor, type ServiceUnderTest, type TestDatabase, type TestNats } from '../support/index.js';
 
@@ -31,6 +32,7 @@ let nats: TestNats;
 let db: TestDatabase;
 let service: ServiceUnderTest<RecommendationsEnv>;
 let client: NatsClient;
+let rpc: ClientProxy;
 let catalog: DataSource;
 let sql: pg.Client;
 let sequence = 0;
@@ -49,13 +51,9 @@ function request(overrides: Partial<RecommendRequest> = {}): RecommendRequest {
   };
 }
 
-const ask = (payload: unknown) => requestRpc<RecommendResult>(client, RpcSubjects.recommend, payload, { timeoutMs: 15000 });
+const ask = (payload: unknown) => firstValueFrom(rpc.send<RecommendResult>(RpcSubjects.recommend, payload));
 
-async function recommend(overrides: Partial<RecommendRequest> = {}): Promise<RecommendResult> {
-  const reply = await ask(request(overrides));
-  if (!reply.ok) throw new Error(`recommend failed: ${JSON.stringify(reply.error)}`);
-  return reply.result;
-}
+const recommend = (overrides: Partial<RecommendRequest> = {}): Promise<RecommendResult> => ask(request(overrides));
 
 interface StoredEvent {
   msgId: string | undefined;
@@ -86,6 +84,7 @@ beforeAll(async () => {
   db = newTestDatabase();
   service = await startRecommendations({ natsUrl: nats.url, databaseUrl: db.url });
   client = await NatsClient.connect({ servers: [nats.url], name: 'recommendations-test' });
+  rpc = new NatsRpcClient({ connection: client.connection, timeoutMs: 15000 });
   catalog = createRecommendationsDataSource(db.url, 2, 'recommendations-test');
   await initializeDatabase(catalog, RECOMMENDATIONS_SCHEMA);
   const file = validateCatalog(JSON.parse(readFileSync(resolve('catalog/sample-catalog.json'), 'utf8')));
@@ -107,11 +106,10 @@ afterAll(async () => {
 describe('ranking', () => {
   it('ranks a running shoe first for "running shoes", at most 3 ads, scores in 0–100, best first, every field', async () => {
     const sent = request({ query: 'running shoes' });
-    const reply = await ask(sent);
-    if (!reply.ok) throw new Error(JSON.stringify(reply.error));
-    const { recommendations } = reply.result;
-    expect(reply.result.request_id).toBe(sent.request_id);
-    expect(reply.result.query).toBe('running shoes');
+    const result = await ask(sent);
+    const { recommendations } = result;
+    expect(result.request_id).toBe(sent.request_id);
+    expect(result.query).toBe('running shoes');
     expect(recommendations.length).toBeGreaterThan(0);
     expect(recommendations.length).toBeLessThanOrEqual(RECOMMEND_MAX_RESULTS);
     expect(recommendations[0].product_title).toMatch(/running shoes/i);
@@ -199,8 +197,7 @@ describe('ranking', () => {
     const valid = request();
     const { query: _query, ...withoutQuery } = valid;
     for (const payload of [withoutQuery, { ...valid, traffic: 'prod' }, { ...valid, extra: 1 }, { ...valid, query: '' }, { ...valid, messages: [{ role: 'user' }] }]) {
-      const reply = (await ask(payload)) as RpcReply<unknown>;
-      expect(reply).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
+      await expect(ask(payload)).rejects.toMatchObject({ code: 'invalid_request', answered: true });
     }
   });
 });
@@ -295,8 +292,8 @@ describe('latency budget', () => {
     try {
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE recommendations.ads IN ACCESS EXCLUSIVE MODE');
-      const reply = (await ask(slow)) as RpcReply<unknown>;
-      expect(reply).toMatchObject({ ok: false, error: { code: 'unavailable' } });
+      // answered: the service said unavailable itself, within the budget (not the client's timeout)
+      await expect(ask(slow)).rejects.toMatchObject({ code: 'unavailable', answered: true });
     } finally {
       await blocker.query('ROLLBACK').catch(() => undefined);
       await blocker.end();

@@ -1,4 +1,7 @@
-import { DeadLetterHeaders, Durables, RpcSubjects, Streams, type Report, type ReportReply, type RpcReply } from '#libs/contracts';
+import type { ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
+import { DeadLetterHeaders, Durables, RpcSubjects, Streams, type ReportReply } from '#libs/contracts';
+import { NatsRpcClient } from '#libs/nats';
 import { DataSource } from 'typeorm';
 import {
   connectProducer,
@@ -22,12 +25,14 @@ describe('reporting-projection', () => {
   let db: TestDatabase;
   let service: ServiceUnderTest<ReportingProjectionEnv>;
   let producer: Producer;
+  let rpc: ClientProxy;
 
   beforeAll(async () => {
     nats = await startNats();
     db = newTestDatabase();
     service = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000 });
     producer = await connectProducer(nats.url);
+    rpc = new NatsRpcClient({ connection: producer.connection, timeoutMs: 5000 });
   });
 
   afterAll(async () => {
@@ -37,10 +42,7 @@ describe('reporting-projection', () => {
     await db?.drop();
   });
 
-  const ask = async (agent_id: string, traffic: string, time_range: string) => {
-    const reply = await producer.connection.request(RpcSubjects.reportGet, JSON.stringify({ agent_id, traffic, time_range }), { timeout: 5000 });
-    return reply.json<RpcReply<ReportReply>>();
-  };
+  const ask = (agent_id: string, traffic: string, time_range: string) => firstValueFrom(rpc.send<ReportReply>(RpcSubjects.reportGet, { agent_id, traffic, time_range }));
 
   const caughtUp = async () =>
     waitFor(async () => {
@@ -63,11 +65,11 @@ describe('reporting-projection', () => {
     await caughtUp();
 
     const first = await ask('agent_a', 'live', '1d');
-    expect(first).toEqual({ ok: true, result: { status: 'preparing', agent_id: 'agent_a', time_range: '1d', is_test: false, report_schema_version: 1 } });
+    expect(first).toEqual({ status: 'preparing', agent_id: 'agent_a', time_range: '1d', is_test: false, report_schema_version: 1 });
 
     const report = await waitFor(async () => {
       const reply = await ask('agent_a', 'live', '1d');
-      return reply.ok && reply.result.status !== 'preparing' ? (reply.result as Report) : undefined;
+      return reply.status !== 'preparing' ? reply : undefined;
     }, { what: 'first snapshot' });
     expect(report).toMatchObject({
       agent_id: 'agent_a',
@@ -136,7 +138,7 @@ describe('reporting-projection', () => {
 
     const report = await waitFor(async () => {
       const reply = await ask('agent_dl', 'test', 'today');
-      return reply.ok && reply.result.status !== 'preparing' ? (reply.result as Report) : undefined;
+      return reply.status !== 'preparing' ? reply : undefined;
     }, { what: 'report' });
     expect(report).toMatchObject({ is_test: true, exposures: 2, clicks: 1 });
   });

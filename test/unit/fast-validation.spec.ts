@@ -6,6 +6,7 @@ import {
   AccountingEntryDto,
   RecommendationEventDto,
   ReportRequestDto,
+  fastCheckOf,
   passesAccountingEntryFastCheck,
   passesRecommendationEventFastCheck,
   passesReportRequestFastCheck,
@@ -94,6 +95,10 @@ describe('fast validation never accepts what class-validator rejects', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('report requests carry their check (@FastCheck), so the RPC validation pipe uses it', () => {
+    expect(fastCheckOf(ReportRequestDto)).toBe(passesReportRequestFastCheck);
   });
 
   it('accepts the valid shapes of DESIGN §4', () => {

@@ -10,6 +10,7 @@ import {
   PayoutStatementGetRequestDto,
   PayoutStatementsListRequestDto,
   PayoutsAgentRequestDto,
+  fastCheckOf,
   pageOf,
   passesPayoutHistoryListRequestFastCheck,
   passesPayoutStatementGetRequestFastCheck,
@@ -19,7 +20,7 @@ import {
 
 /**
  * The payouts request pre-checks may skip class-validator only because they never accept what
- * the DTOs (validated as serveRpc does: whitelist, forbidNonWhitelisted) reject.
+ * the DTOs (validated as RpcValidationPipe does: whitelist, forbidNonWhitelisted) reject.
  */
 const accepts = (dto: new () => object, payload: unknown, forbidUnknown = true) =>
   typeof payload === 'object' &&
@@ -66,6 +67,10 @@ describe('payouts request fast checks accept only what the DTOs accept', () => {
       }),
       { numRuns: 4000 },
     );
+  });
+
+  it.each(pairs)('%s: the DTO carries its check (@FastCheck), so the RPC validation pipe uses it', (_name, fastCheck, dto) => {
+    expect(fastCheckOf(dto)).toBe(fastCheck);
   });
 
   it('accepts the normal requests', () => {
