@@ -1,12 +1,5 @@
-import { loadEnv } from '#libs/config';
-import { exitAfterShutdownTimeout } from '#libs/bootstrap';
-import { createLogger } from '#libs/observability';
+import { runService } from '#libs/bootstrap';
 import { TimezoneSettingsEnv } from './config/timezone-settings.env.js';
 import { createTimezoneSettingsApp } from './timezone-settings.app.js';
 
-const env = loadEnv(TimezoneSettingsEnv);
-const logger = createLogger('timezone-settings', env.LOG_LEVEL);
-const app = await createTimezoneSettingsApp(env, logger);
-exitAfterShutdownTimeout(env.SHUTDOWN_TIMEOUT_MS, logger);
-await app.listen(env.TIMEZONE_HTTP_PORT, env.HOST);
-logger.info({ port: env.TIMEZONE_HTTP_PORT }, 'timezone-settings started');
+await runService({ service: 'timezone-settings', env: TimezoneSettingsEnv, port: (env) => env.TIMEZONE_HTTP_PORT, create: createTimezoneSettingsApp });

@@ -21,4 +21,5 @@ export {
 export { routeLabel } from './http-hooks.js';
 export { InfrastructureModule, type InfrastructureOptions } from './infrastructure.module.js';
 export { startRpcServer } from './rpc-server.js';
+export { createServiceApp, runService, type ServiceAppOptions, type RunServiceOptions } from './service-app.js';
 export { DurableConsumer, durableConsumerProvider, durableConsumerToken, type DurableConsumerConfig } from './durable-consumer.provider.js';

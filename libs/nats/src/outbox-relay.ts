@@ -1,3 +1,4 @@
+import type { BeforeApplicationShutdown, OnApplicationBootstrap } from '@nestjs/common';
 import type { Logger } from '#libs/observability';
 import { counter } from '#libs/observability';
 import type { NatsClient } from './nats-client.js';
@@ -37,10 +38,11 @@ type PublishPath = 'immediate' | 'sweep';
  * PubAck, so no event is lost; a repeat within the stream's duplicate window is dropped by the
  * server, and the consumers are idempotent for repeats after it (at least once is enough).
  *
- * A service wraps it in an injectable that calls start() when the application has booted and
- * stop() before it shuts down (stop waits for the publishes in flight).
+ * A service provides a subclass naming its store: as a Nest provider it starts when the
+ * application has booted and stops before it shuts down (stop waits for the publishes in
+ * flight), before NATS drains.
  */
-export class OutboxRelay {
+export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
   private readonly inflight = new Set<Promise<void>>();
@@ -65,6 +67,14 @@ export class OutboxRelay {
     this.sweepMinAgeMs = options.sweepMinAgeMs ?? 2000;
     this.sweepIntervalMs = options.sweepIntervalMs ?? 5000;
     this.publishTimeoutMs = options.publishTimeoutMs ?? 2000;
+  }
+
+  onApplicationBootstrap(): void {
+    this.start();
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.stop();
   }
 
   start(): void {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { LOGGER } from '#libs/bootstrap';
 import { NatsClient, OutboxRelay } from '#libs/nats';
 import type { Logger } from '#libs/observability';
@@ -10,16 +10,8 @@ import { RecommendationRepository } from './recommendation.repository.js';
  * idempotent, so a repeat after JetStream's duplicate window is harmless.
  */
 @Injectable()
-export class GeneratedEventsRelay extends OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class GeneratedEventsRelay extends OutboxRelay {
   constructor(nats: NatsClient, records: RecommendationRepository, @Inject(LOGGER) logger: Logger) {
     super(nats, records, logger, { name: 'recommendations', describes: 'events.recommendation.generated' });
-  }
-
-  onApplicationBootstrap(): void {
-    this.start();
-  }
-
-  beforeApplicationShutdown(): Promise<void> {
-    return this.stop();
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { LOGGER } from '#libs/bootstrap';
 import { NatsClient, OutboxRelay } from '#libs/nats';
 import type { Logger } from '#libs/observability';
@@ -10,16 +10,8 @@ import { TimezoneSettingsService } from './timezone-settings.service.js';
  * updated_at, so a repeat is harmless.
  */
 @Injectable()
-export class TimezoneEventsRelay extends OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class TimezoneEventsRelay extends OutboxRelay {
   constructor(nats: NatsClient, settings: TimezoneSettingsService, @Inject(LOGGER) logger: Logger) {
     super(nats, settings, logger, { name: 'settings', describes: 'settings.timezone.changed events' });
-  }
-
-  onApplicationBootstrap(): void {
-    this.start();
-  }
-
-  beforeApplicationShutdown(): Promise<void> {
-    return this.stop();
   }
 }
