@@ -136,9 +136,12 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
 
   /**
    * Prepares the first snapshot of a newly registered scope at the last published cutoff, so
-   * the caller's retry after Retry-After finds it without waiting for the next cycle.
+   * the caller's retry after Retry-After finds it without waiting for the next cycle. Once
+   * shutting down (requests are still answered until the RPC server closes) it leaves the
+   * registered scope to the next cycle of any replica.
    */
   prepare(scope: ScopeRef): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     const key = `${scope.agentId}\u0000${scope.traffic}\u0000${scope.timeRange}`;
     const inFlight = this.preparing.get(key);
     if (inFlight) return inFlight;
