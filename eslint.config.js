@@ -1,10 +1,11 @@
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'libs/weave-node/dist/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
       // Shared code is reached only through a library's index (as novu enforces it): the index
       // is the library's contract, its files are not.
@@ -27,6 +28,12 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unsafe-function-type': 'off',
     },
+  },
+  {
+    // The dashboard (React): the rules of hooks and the React Compiler's checks.
+    files: ['apps/dashboard/src/**/*.{ts,tsx}'],
+    ...reactHooks.configs.flat.recommended,
+    rules: { ...reactHooks.configs.flat.recommended.rules, 'react-hooks/exhaustive-deps': 'error' },
   },
   {
     // Tests and benchmarks start the real services, so they may reach into apps.

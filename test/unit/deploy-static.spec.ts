@@ -179,6 +179,17 @@ describe('deploy/Dockerfile (hadolint-style rules)', () => {
     for (const required of ['**/node_modules', 'dist', '.git', '.env']) expect(ignored).toContain(required);
   });
 
+  it('keeps the development identity provider out of every image', () => {
+    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    expect(ignored).toContain('apps/dev-identity-provider');
+    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    expect(pkg.devDependencies['oidc-provider']).toBeDefined();
+    expect(pkg.dependencies['oidc-provider']).toBeUndefined();
+    // The runtime stage takes the libs and the one service it runs, never another app.
+    const sources = inRuntime('COPY').map((c) => splitFlags(c.args).rest.split(/\s+/)[0]);
+    expect(sources.filter((s) => s?.startsWith('/app/dist/apps/'))).toEqual(['/app/dist/apps/${SERVICE}']);
+  });
+
   it('runs as a non-root user in the runtime stage, set before the entrypoint (DL3002)', () => {
     const users = inRuntime('USER');
     expect(users.length).toBeGreaterThan(0);

@@ -32,7 +32,8 @@ const dirs = (path: string) => readdirSync(join(root, path), { withFileTypes: tr
 const config = readJson<NestCliConfig>('nest-cli.json');
 const packageJson = readJson<PackageJson>('package.json');
 const { scripts } = packageJson;
-const apps = dirs('apps');
+// The dashboard is a browser app built by Vite (npm run build:dashboard), not a Nest project.
+const apps = dirs('apps').filter((name) => name !== 'dashboard');
 // Its own npm package, built apart for Node 16 / TypeScript 4.0 (libs/weave-node/scripts/build.mjs).
 const libs = dirs('libs').filter((name) => name !== 'weave-node');
 
