@@ -17,6 +17,12 @@ export function KeysPage() {
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const [notice, setNotice] = useState('');
+  const listHeading = useRef<HTMLHeadingElement>(null);
+  // After a revoke the row's button is gone: the focus goes to the list and its notice, not to
+  // the top of the page. (This effect runs after the dialog's own focus return.)
+  useEffect(() => {
+    if (notice) listHeading.current?.focus();
+  }, [notice]);
   const { state, reload } = useResource<ApiKeyList>(`keys:${round}`, (signal) => api.request<ApiKeyList>('/agent/keys', { signal }));
 
   return (
@@ -43,7 +49,9 @@ export function KeysPage() {
         />
       )}
       <section aria-labelledby="list-heading">
-        <h2 id="list-heading">Your keys</h2>
+        <h2 id="list-heading" tabIndex={-1} ref={listHeading}>
+          Your keys
+        </h2>
         <p role="status" className="message-ok">
           {notice}
         </p>

@@ -59,9 +59,8 @@ export function ReportingPage({ route }: { route: ReportingRoute }) {
                 <th scope="col" className="number">
                   Earnings
                 </th>
-                <th scope="col">Earnings coverage</th>
+                <th scope="col">Coverage</th>
                 <th scope="col">Processed through</th>
-                <th scope="col">Timezone</th>
               </tr>
             </thead>
             <tbody>
@@ -114,7 +113,7 @@ function TotalsRow({ range, traffic, refresh }: { range: TimeRange; traffic: Tra
     return (
       <tr data-range={range} data-state={state.phase}>
         {header}
-        <td colSpan={9}>
+        <td colSpan={8}>
           <ResourceView state={state} reload={reload} what={`the ${RANGE_LABELS[range].toLowerCase()} report`}>
             {() => null}
           </ResourceView>
@@ -136,10 +135,12 @@ function TotalsRow({ range, traffic, refresh }: { range: TimeRange; traffic: Tra
         {formatMoney(report.earnings_micros, report.currency)}
       </td>
       <td>{COVERAGE_LABELS[report.earnings_coverage] ?? report.earnings_coverage}</td>
-      <td>
+      <td className="processed">
         <time dateTime={report.processed_through}>{formatInstant(report.processed_through, report.timezone)}</time>
+        <span className="zone" data-figure="timezone">
+          {report.timezone}
+        </span>
       </td>
-      <td>{report.timezone}</td>
     </tr>
   );
 }

@@ -16,7 +16,15 @@ export function chartOptions(series: ReportSeries): echarts.EChartsCoreOption {
   const { buckets } = series;
   return {
     animation: false,
-    aria: { enabled: true, decal: { show: true } },
+    // A short name for screen readers (ECharts' generated one reads every point); the numbers
+    // are in the data table beside the chart.
+    aria: {
+      enabled: true,
+      decal: { show: true },
+      label: {
+        description: `Chart of exposures, clicks, engagements, conversions and earnings in ${buckets.length} ${series.granularity === 'day' ? 'daily' : 'hourly'} buckets, ${series.timezone}. The same numbers are in the data table below the chart.`,
+      },
+    },
     tooltip: { trigger: 'axis' },
     legend: { top: 0 },
     grid: { left: 56, right: 72, top: 48, bottom: 40, containLabel: true },
