@@ -101,10 +101,20 @@ function onChildExit(service, child, code, signal) {
   }
 }
 
+/**
+ * DESIGN §8: with NATS_PASSWORD_<SERVICE> set (e.g. NATS_PASSWORD_REPORTING_PROJECTION), the
+ * service connects as its own NATS user; otherwise it keeps NATS_USER / NATS_PASSWORD as given
+ * (none: anonymous, a developer's open NATS).
+ */
+function natsIdentityEnv(name) {
+  const password = process.env[`NATS_PASSWORD_${name.toUpperCase().replace(/-/g, '_')}`];
+  return password ? { NATS_USER: name, NATS_PASSWORD: password, NATS_CREDS: '' } : {};
+}
+
 for (const service of services) {
   const child = spawn(process.execPath, [service.script], {
     cwd: root,
-    env: process.env,
+    env: { ...process.env, ...natsIdentityEnv(service.name) },
     stdio: ['ignore', 'inherit', 'inherit'],
     // Own process group: a Ctrl-C in the terminal reaches the launcher only, which forwards it
     // exactly once (a second SIGINT would end a draining Nest process at once).

@@ -15,8 +15,8 @@ export interface Producer {
 }
 
 /** An internal producer as DESIGN §4 describes it: JSON, Nats-Msg-Id set to the event id. */
-export async function connectProducer(url: string): Promise<Producer> {
-  const connection = await connect({ servers: url });
+export async function connectProducer(url: string, credentials?: { user: string; pass: string }): Promise<Producer> {
+  const connection = await connect({ servers: url, ...credentials });
   const js = jetstream(connection);
   const encoder = new TextEncoder();
   const publishRaw = async (subject: string, data: Uint8Array | string, msgId?: string) => {

@@ -4,3 +4,4 @@ export * from './apps.js';
 export * from './events.js';
 export * from './private-servers.js';
 export * from './payout-events.js';
+export * from './nats-users.js';

@@ -42,11 +42,25 @@ export interface TestNats {
   signal(signal: NodeJS.Signals): void;
 }
 
-async function waitForNats(url: string, timeoutMs = 10000): Promise<void> {
+/** How a test starts nats-server beyond the defaults (JetStream on, anonymous access). */
+export interface NatsServerOptions {
+  /** A configuration file (`-c`), e.g. deploy/nats/nats-server.conf; it turns JetStream on itself. */
+  configFile?: string;
+  /** Extra environment of the server process (the users' passwords). */
+  env?: Record<string, string>;
+  /** The user the readiness probe connects as, when the configuration refuses anonymous clients. */
+  probe?: { user: string; pass: string };
+  /** Monitoring port (`-m`): /connz shows each connection's authorized user. */
+  monitorPort?: number;
+  /** Server log file (`-l`). */
+  logFile?: string;
+}
+
+async function waitForNats(url: string, timeoutMs = 10000, probe?: { user: string; pass: string }): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const nc = await connect({ servers: url, reconnect: false, timeout: 500 });
+      const nc = await connect({ servers: url, reconnect: false, timeout: 500, ...probe });
       await nc.close();
       return;
     } catch (error) {
@@ -56,13 +70,19 @@ async function waitForNats(url: string, timeoutMs = 10000): Promise<void> {
   }
 }
 
-export async function startNats(): Promise<TestNats> {
+export async function startNats(options: NatsServerOptions = {}): Promise<TestNats> {
   const port = await freePort();
   const storeDir = await mkdtemp(join(tmpdir(), 'weave-nats-'));
   let child: ChildProcess | undefined;
+  const args = [
+    ...(options.configFile ? ['-c', options.configFile] : ['-js']),
+    ...['-a', '127.0.0.1', '-p', String(port), '-sd', storeDir],
+    ...(options.monitorPort ? ['-m', String(options.monitorPort)] : []),
+    ...(options.logFile ? ['-l', options.logFile] : []),
+  ];
   const launch = async () => {
-    child = spawn(NATS_SERVER_BIN, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
-    await waitForNats(`nats://127.0.0.1:${port}`);
+    child = spawn(NATS_SERVER_BIN, args, { stdio: 'ignore', env: { ...process.env, ...options.env } });
+    await waitForNats(`nats://127.0.0.1:${port}`, 10000, options.probe);
   };
   const halt = async () => {
     if (!child || child.exitCode !== null) return;

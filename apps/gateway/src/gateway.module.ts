@@ -12,6 +12,7 @@ import {
   dependencyChecks,
   loggerProvider,
   natsProvider,
+  natsSettings,
   redisProvider,
 } from '#libs/bootstrap';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
@@ -44,7 +45,7 @@ export class GatewayModule {
       providers: [
         { provide: GatewayEnv, useValue: env },
         loggerProvider(logger),
-        natsProvider(natsServers(env.NATS_URL), 'gateway'),
+        natsProvider(natsServers(env.NATS_URL), 'gateway', natsSettings(env)),
         dataSourceProvider(() => createIdentityDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE, 'gateway'), IDENTITY_SCHEMA),
         redisProvider(env.REDIS_URL, 'gateway'),
         { provide: IdentityRepository, inject: [DataSource], useFactory: (ds: DataSource) => new IdentityRepository(ds) },

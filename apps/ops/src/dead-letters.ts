@@ -68,7 +68,16 @@ export async function redriveDeadLetter(nats: NatsClient, sequence: number) {
   const letter = view(message);
   const h = natsHeaders();
   h.set('Redriven-From', `${Streams.deadLetters}:${sequence}`);
-  const ack = await nats.jetstream.publish(letter.original_subject, message.data, { msgID: `redrive:${sequence}`, headers: h });
+  let ack;
+  try {
+    ack = await nats.jetstream.publish(letter.original_subject, message.data, { msgID: `redrive:${sequence}`, headers: h });
+  } catch (error) {
+    if ((error as Error).name !== 'PermissionViolationError') throw error;
+    // DESIGN §8: accounting and payout events are the producer's alone; the letter stays.
+    throw new DeadLetterError(
+      `this NATS user may not publish ${letter.original_subject}; the dead letter is kept (docs/operations.md: re-driving producer events)`,
+    );
+  }
   await nats.manager.streams.deleteMessage(Streams.deadLetters, sequence);
   return { sequence, original_subject: letter.original_subject, stream: ack.stream, stream_sequence: ack.seq, duplicate: ack.duplicate };
 }

@@ -14,8 +14,8 @@ import { CatalogFileError, describeCatalogFileError, runAdsCommand } from './ads
 import { USAGE, UsageError, parseOpsCommand } from './cli.js';
 import { runOpsCommand } from './commands.js';
 import { listDeadLetters, redriveDeadLetter } from './dead-letters.js';
-import { NatsClient, ensureStreams } from '#libs/nats';
-import { OpsEnv } from './config/ops.env.js';
+import { NatsClient, ensureStreams, natsAuthOptions } from '#libs/nats';
+import { OpsEnv, opsNatsIdentity } from './config/ops.env.js';
 
 /**
  * The operations CLI of DESIGN §3. stdout carries exactly one JSON object (nothing else: no
@@ -28,7 +28,13 @@ const EXIT_USAGE = 2;
 async function announce(env: OpsEnv, change: IdentityChangedMessage): Promise<void> {
   let nc: Awaited<ReturnType<typeof connect>> | undefined;
   try {
-    nc = await connect({ servers: natsServers(env.NATS_URL), name: 'ops', reconnect: false, timeout: env.OPS_NATS_TIMEOUT_MS });
+    nc = await connect({
+      servers: natsServers(env.NATS_URL),
+      name: 'ops',
+      reconnect: false,
+      timeout: env.OPS_NATS_TIMEOUT_MS,
+      ...(await natsAuthOptions(opsNatsIdentity(env), 'ops')),
+    });
     nc.publish(BroadcastSubjects.identityChanged, encodeIdentityChanged(change));
     await Promise.race([
       nc.flush(),
@@ -84,7 +90,8 @@ async function main(argv: string[]): Promise<number> {
   if (command.kind === 'deadletters.list' || command.kind === 'deadletters.redrive') {
     let nats: NatsClient | undefined;
     try {
-      nats = await NatsClient.connect({ servers: natsServers(env.NATS_URL), name: 'ops' });
+      nats = await NatsClient.connect({ servers: natsServers(env.NATS_URL), name: 'ops', identity: opsNatsIdentity(env) });
+      // No retention here: the operator's shell need not carry the services' settings.
       await ensureStreams(nats.manager);
       const output =
         command.kind === 'deadletters.list'

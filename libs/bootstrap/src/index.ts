@@ -13,10 +13,12 @@ export {
   REDIS,
   loggerProvider,
   natsProvider,
+  natsSettings,
   dataSourceProvider,
   redisProvider,
   dependencyChecks,
   InfrastructureShutdown,
+  type NatsSettings,
 } from './infrastructure.js';
 export { routeLabel } from './http-hooks.js';
 export { InfrastructureModule, type InfrastructureOptions } from './infrastructure.module.js';

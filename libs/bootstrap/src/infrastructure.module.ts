@@ -12,6 +12,7 @@ import {
   dependencyChecks,
   loggerProvider,
   natsProvider,
+  natsSettings,
   redisProvider,
 } from './infrastructure.js';
 
@@ -49,7 +50,7 @@ export class InfrastructureModule {
       providers: [
         envProvider,
         loggerProvider(options.logger),
-        natsProvider(natsServers(options.env.NATS_URL), options.service),
+        natsProvider(natsServers(options.env.NATS_URL), options.service, natsSettings(options.env)),
         dataSourceProvider(() => options.database.create(options.env), options.database.schema),
         redisProvider(options.env.REDIS_URL, options.service),
         InfrastructureShutdown,

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Optional, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
-import { NatsClient, ensureStreams } from '#libs/nats';
+import { NatsClient, ensureStreams, type StreamRetention } from '#libs/nats';
 import { initializeDatabase } from '#libs/database';
 import type { DependencyCheck, Logger } from '#libs/observability';
+import { natsIdentity, streamRetention, type NatsIdentity, type ServerEnv } from '#libs/config';
 import { createRedis } from './redis.js';
 
 export const LOGGER = Symbol('LOGGER');
@@ -13,14 +14,24 @@ export function loggerProvider(logger: Logger): Provider {
   return { provide: LOGGER, useValue: logger };
 }
 
-/** Connects to NATS and creates the JetStream streams of DESIGN §4 (idempotent). */
-export function natsProvider(servers: string[], name: string): Provider {
+/** The NATS identity (DESIGN §8) and stream retention a service's env asks for. */
+export interface NatsSettings {
+  identity?: NatsIdentity;
+  retention?: StreamRetention;
+}
+
+export function natsSettings(env: ServerEnv): NatsSettings {
+  return { identity: natsIdentity(env), retention: streamRetention(env) };
+}
+
+/** Connects to NATS (as the env's user) and creates the JetStream streams of DESIGN §4 (idempotent). */
+export function natsProvider(servers: string[], name: string, settings: NatsSettings = {}): Provider {
   return {
     provide: NatsClient,
     inject: [LOGGER],
     useFactory: async (logger: Logger) => {
-      const nats = await NatsClient.connect({ servers, name, logger });
-      await ensureStreams(nats.manager);
+      const nats = await NatsClient.connect({ servers, name, logger, identity: settings.identity });
+      await ensureStreams(nats.manager, { retention: settings.retention, logger });
       return nats;
     },
   };

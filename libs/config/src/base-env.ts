@@ -1,4 +1,4 @@
-import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsEmpty, IsInt, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 
 /** Settings every service shares: the three servers of DESIGN §2. */
 export class ServerEnv {
@@ -7,6 +7,33 @@ export class ServerEnv {
     message: 'NATS_URL must be nats:// URLs, comma separated',
   })
   NATS_URL = 'nats://127.0.0.1:4222';
+
+  /**
+   * The process's NATS identity (DESIGN §8): a user of deploy/nats/nats-server.conf and its
+   * password, or NATS_CREDS, the path of a creds file (JWT + NKey seed). None: anonymous, for
+   * a developer's open NATS.
+   */
+  @ValidateIf((env: ServerEnv) => env.NATS_USER !== undefined || env.NATS_PASSWORD !== undefined)
+  @Matches(/^[A-Za-z0-9_-]+$/, { message: 'NATS_USER must be set with NATS_PASSWORD: a user name of letters, digits, - and _' })
+  NATS_USER?: string;
+
+  @ValidateIf((env: ServerEnv) => env.NATS_USER !== undefined || env.NATS_PASSWORD !== undefined)
+  @IsString({ message: 'NATS_PASSWORD must be set with NATS_USER' })
+  NATS_PASSWORD?: string;
+
+  @ValidateIf((env: ServerEnv) => env.NATS_CREDS !== undefined && env.NATS_USER !== undefined)
+  @IsEmpty({ message: 'NATS_CREDS and NATS_USER are exclusive: set one of them' })
+  NATS_CREDS?: string;
+
+  /**
+   * Retention of the JetStream streams, applied at start (libs/nats/src/streams.ts): events older
+   * than this many days are removed from EVENTS / DEAD_LETTERS. 0 keeps them forever.
+   */
+  @IsInt() @Min(0) @Max(36500)
+  EVENTS_MAX_AGE_DAYS = 365;
+
+  @IsInt() @Min(0) @Max(36500)
+  DEAD_LETTERS_MAX_AGE_DAYS = 90;
 
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/weave';
@@ -26,4 +53,26 @@ export class ServerEnv {
 
 export function natsServers(url: string): string[] {
   return url.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** How a process authenticates to NATS: a user and password, a creds file, or nothing (anonymous). */
+export interface NatsIdentity {
+  user?: string;
+  pass?: string;
+  credsFile?: string;
+}
+
+/** The NATS identity of ServerEnv's NATS_USER / NATS_PASSWORD / NATS_CREDS (undefined: anonymous). */
+export function natsIdentity(env: Pick<ServerEnv, 'NATS_USER' | 'NATS_PASSWORD' | 'NATS_CREDS'>): NatsIdentity | undefined {
+  if (env.NATS_CREDS) return { credsFile: env.NATS_CREDS };
+  if (env.NATS_USER) return { user: env.NATS_USER, pass: env.NATS_PASSWORD };
+  return undefined;
+}
+
+/** The retention of the JetStream streams that ServerEnv asks for (libs/nats ensureStreams). */
+export function streamRetention(env: Pick<ServerEnv, 'EVENTS_MAX_AGE_DAYS' | 'DEAD_LETTERS_MAX_AGE_DAYS'>): {
+  eventsMaxAgeDays: number;
+  deadLettersMaxAgeDays: number;
+} {
+  return { eventsMaxAgeDays: env.EVENTS_MAX_AGE_DAYS, deadLettersMaxAgeDays: env.DEAD_LETTERS_MAX_AGE_DAYS };
 }

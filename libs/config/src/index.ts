@@ -1,2 +1,2 @@
 export { loadEnv, ConfigError } from './load-env.js';
-export { ServerEnv, natsServers } from './base-env.js';
+export { ServerEnv, natsServers, natsIdentity, streamRetention, type NatsIdentity } from './base-env.js';

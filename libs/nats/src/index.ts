@@ -1,5 +1,13 @@
 export { NatsClient } from './nats-client.js';
-export { ensureStreams, ensureDurableConsumer, STREAM_CONFIGS, type DurableConsumerOptions } from './streams.js';
+export { natsAuthOptions } from './nats-auth.js';
+export {
+  ensureStreams,
+  ensureDurableConsumer,
+  STREAM_CONFIGS,
+  type DurableConsumerOptions,
+  type EnsureStreamsOptions,
+  type StreamRetention,
+} from './streams.js';
 export { publishDeadLetter, type DeadLetter } from './dead-letters.js';
 export {
   JetStreamBatchConsumer,

@@ -1,6 +1,8 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsIdentity } from '#libs/config';
 import type { Logger } from '#libs/observability';
+import { natsAuthOptions } from './nats-auth.js';
 
 /** One NATS connection per process, with its JetStream client and manager. */
 export class NatsClient {
@@ -10,10 +12,12 @@ export class NatsClient {
     readonly manager: JetStreamManager,
   ) {}
 
-  static async connect(options: { servers: string[]; name: string; logger?: Logger }): Promise<NatsClient> {
+  /** `identity`: the process's NATS user (DESIGN §8); without it the connection is anonymous. */
+  static async connect(options: { servers: string[]; name: string; logger?: Logger; identity?: NatsIdentity }): Promise<NatsClient> {
     const connection = await connect({
       servers: options.servers,
       name: options.name,
+      ...(await natsAuthOptions(options.identity, options.name)),
       // A service outlives NATS restarts: it reconnects for as long as it runs.
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,

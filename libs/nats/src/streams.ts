@@ -1,8 +1,10 @@
 import { AckPolicy, DeliverPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { DeadLetterSubjects, EventSubjects, SettingsSubjects, Streams } from '#libs/contracts';
+import type { Logger } from '#libs/observability';
 
 const TWO_MINUTES_NS = nanos(2 * 60 * 1000);
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 export const STREAM_CONFIGS: (Partial<StreamConfig> & { name: string })[] = [
   {
@@ -27,6 +29,21 @@ export const STREAM_CONFIGS: (Partial<StreamConfig> & { name: string })[] = [
   },
 ];
 
+/** Days after which JetStream removes a stream's messages (EVENTS_MAX_AGE_DAYS, DEAD_LETTERS_MAX_AGE_DAYS); 0: never. */
+export interface StreamRetention {
+  eventsMaxAgeDays: number;
+  deadLettersMaxAgeDays: number;
+}
+
+/** The max_age (nanoseconds, 0 = none) each stream should have under `retention`; SETTINGS keeps everything. */
+function maxAges(retention: StreamRetention): Record<string, number> {
+  return {
+    [Streams.events]: nanos(retention.eventsMaxAgeDays * DAY_MS),
+    [Streams.deadLetters]: nanos(retention.deadLettersMaxAgeDays * DAY_MS),
+    [Streams.settings]: 0,
+  };
+}
+
 function isNotFound(error: unknown): boolean {
   const e = error as { code?: unknown; api_error?: { err_code?: number }; message?: string };
   return e?.api_error?.err_code === 10059 || e?.api_error?.err_code === 10014 || /not found/i.test(e?.message ?? '');
@@ -36,18 +53,47 @@ function isAlreadyInUse(error: unknown): boolean {
   return /already in use|already exists/i.test((error as Error)?.message ?? '');
 }
 
-/** Creates the streams of DESIGN §4 when missing; safe for replicas starting at once. */
-export async function ensureStreams(manager: JetStreamManager, configs = STREAM_CONFIGS): Promise<void> {
-  for (const config of configs) {
+function isPermissionDenied(error: unknown): boolean {
+  return (error as Error)?.name === 'PermissionViolationError' || /permissions violation/i.test((error as Error)?.message ?? '');
+}
+
+export interface EnsureStreamsOptions {
+  /** Applied at start: a missing stream is created with it, an existing one's max_age updated to it. */
+  retention?: StreamRetention;
+  /** Told when this NATS user may not update a stream (deploy/nats/users.conf: reporting-projection and ops may). */
+  logger?: Logger;
+}
+
+/**
+ * Creates the streams of DESIGN §4 when missing; safe for replicas starting at once. With a
+ * `retention`, also brings each stream's max_age to it (lowering it removes the older messages
+ * at once). A NATS user without the right to update a stream leaves it as it is, with a warning:
+ * the stream's owner (reporting-projection) applies the same setting when it starts.
+ */
+export async function ensureStreams(manager: JetStreamManager, options: EnsureStreamsOptions = {}): Promise<void> {
+  const wanted = options.retention ? maxAges(options.retention) : undefined;
+  for (const base of STREAM_CONFIGS) {
+    const config = wanted ? { ...base, max_age: wanted[base.name] } : base;
+    let current: number | undefined;
     try {
-      await manager.streams.info(config.name);
+      current = (await manager.streams.info(config.name)).config.max_age;
     } catch (error) {
       if (!isNotFound(error)) throw error;
       try {
         await manager.streams.add(config);
+        continue;
       } catch (addError) {
         if (!isAlreadyInUse(addError)) throw addError;
+        current = (await manager.streams.info(config.name)).config.max_age;
       }
+    }
+    if (config.max_age === undefined || current === config.max_age) continue;
+    try {
+      await manager.streams.update(config.name, { max_age: config.max_age });
+      options.logger?.info({ stream: config.name, max_age_ns: config.max_age, previous_ns: current }, 'stream retention updated');
+    } catch (error) {
+      if (!isPermissionDenied(error)) throw error;
+      options.logger?.warn({ stream: config.name, max_age_ns: current }, 'stream retention differs from the settings, and this NATS user may not change it');
     }
   }
 }
