@@ -195,7 +195,7 @@ describe('request/reply', () => {
     for (const { subject, owner } of AREAS) {
       const responder = await as(owner);
       // The responder answers through allow_responses: only to the reply subject it was given.
-      responder.subscribe(subject, { queue: owner, callback: (_, msg) => msg.respond(`{"ok":true,"from":"${owner}"}`) });
+      responder.subscribe(subject, { queue: owner, callback: (_, msg) => void msg.respond(`{"ok":true,"from":"${owner}"}`) });
       await responder.flush();
       expect(await requestOutcome(gateway, subject)).toBe(`answered {"ok":true,"from":"${owner}"}`);
       for (const user of NATS_USERS.filter((u) => u !== 'gateway')) {
@@ -216,9 +216,9 @@ describe('request/reply', () => {
     // The producer's stock inbox (`_INBOX.>`) does not cover the services' prefixes.
     const producer = await as('producer', '_INBOX');
     const seen: string[] = [];
-    producer.subscribe('_INBOX.>', { callback: (_, msg) => seen.push(msg.subject) });
+    producer.subscribe('_INBOX.>', { callback: (_, msg) => void seen.push(msg.subject) });
     await producer.flush();
-    payouts.subscribe(RpcSubjects.payoutsBalanceGet, { queue: 'payouts-read', callback: (_, msg) => msg.respond('{"ok":true,"result":{}}') });
+    payouts.subscribe(RpcSubjects.payoutsBalanceGet, { queue: 'payouts-read', callback: (_, msg) => void msg.respond('{"ok":true,"result":{}}') });
     await payouts.flush();
     expect(await requestOutcome(gateway, RpcSubjects.payoutsBalanceGet)).toMatch(/^answered/);
     await producer.flush();

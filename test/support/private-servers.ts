@@ -139,28 +139,36 @@ export interface PrivateRedis {
   destroy(): Promise<void>;
 }
 
-/** A redis-server of its own: own port, no persistence, stoppable and restartable. */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/**
+ * A redis-server of its own: own port, no persistence, stoppable and restartable. `args` adds
+ * server settings, e.g. ACL users (`--user default off --user weave on >… ~weave:* +@all`).
+ */
+export async function startPrivateRedis(options: { args?: string[]; probe?: { user: string; pass: string } } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'weave-redis-'));
   let child: ChildProcess | undefined;
   const pong = () =>
     new Promise<boolean>((resolve) => {
-      const socket = tcpConnect({ host: '127.0.0.1', port }, () => socket.write('PING\r\n'));
+      const auth = options.probe ? `AUTH ${options.probe.user} ${options.probe.pass}\r\n` : '';
+      const socket = tcpConnect({ host: '127.0.0.1', port }, () => socket.write(`${auth}PING\r\n`));
       socket.setTimeout(1000, () => {
         socket.destroy();
         resolve(false);
       });
-      socket.once('data', (data) => {
+      let received = '';
+      socket.on('data', (data) => {
+        received += data.toString();
+        // One reply line per command sent (AUTH, then PING).
+        if (received.split('\r\n').length - 1 < (options.probe ? 2 : 1)) return;
         socket.destroy();
-        resolve(data.toString().startsWith('+PONG'));
+        resolve(received.split('\r\n').includes('+PONG'));
       });
       socket.once('error', () => resolve(false));
     });
   const start = async () => {
     child = spawn(
       process.env.REDIS_SERVER_BIN ?? 'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', ...(options.args ?? [])],
       { stdio: 'ignore' },
     );
     await waitUntil(pong, `private Redis on ${port}`);

@@ -72,7 +72,7 @@ export async function redriveDeadLetter(nats: NatsClient, sequence: number) {
   try {
     ack = await nats.jetstream.publish(letter.original_subject, message.data, { msgID: `redrive:${sequence}`, headers: h });
   } catch (error) {
-    if ((error as Error).name !== 'PermissionViolationError') throw error;
+    if (!/permissions violation/i.test((error as Error).message)) throw error;
     // DESIGN §8: accounting and payout events are the producer's alone; the letter stays.
     throw new DeadLetterError(
       `this NATS user may not publish ${letter.original_subject}; the dead letter is kept (docs/operations.md: re-driving producer events)`,

@@ -37,8 +37,21 @@ function databaseName(url: string): string {
   return decodeURIComponent(new URL(url).pathname.replace(/^\//, '')) || 'postgres';
 }
 
-/** Creates the database of DATABASE_URL when it is missing (DESIGN §2). */
+/**
+ * Creates the database of DATABASE_URL when it is missing (DESIGN §2). A service's own role
+ * (deploy/postgres/least-privilege.sql) finds it there and needs no other database; creating
+ * it takes CREATEDB and a connection to `postgres`.
+ */
 export async function ensureDatabase(url: string): Promise<void> {
+  const probe = new pg.Client({ connectionString: url });
+  try {
+    await probe.connect();
+    return;
+  } catch (error) {
+    if ((error as { code?: string }).code !== '3D000') throw error; // 3D000: no such database
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
   const name = databaseName(url);
   const admin = new URL(url);
   admin.pathname = '/postgres';
@@ -72,7 +85,10 @@ export async function initializeDatabase(dataSource: DataSource, schema: string)
   const lockKey = `migrations:${schema}`;
   try {
     await runner.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
-    await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    // Only when missing: even with IF NOT EXISTS, CREATE SCHEMA needs CREATE on the database,
+    // which a role that owns its existing schema does not have (least-privilege.sql).
+    const [{ missing }] = (await runner.query('SELECT to_regnamespace($1) IS NULL AS missing', [`"${schema}"`])) as { missing: boolean }[];
+    if (missing) await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await dataSource.runMigrations({ transaction: 'each' });
   } finally {
     await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]).catch(() => undefined);
