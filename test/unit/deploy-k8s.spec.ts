@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import YAML from 'yaml';
@@ -35,11 +35,12 @@ const SERVICES = {
   'timezone-settings': { env: TimezoneSettingsEnv, portVar: 'TIMEZONE_HTTP_PORT', port: 3103 },
   recommendations: { env: RecommendationsEnv, portVar: 'RECOMMENDATIONS_HTTP_PORT', port: 3104 },
 } as const;
-const SECRET_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'TRACKING_SIGNING_SECRET', 'OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL'];
+const SECRET_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'TRACKING_SIGNING_SECRET', 'OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'NATS_PASSWORD'];
 /** DESIGN §2's table. */
 const DESIGN_VARIABLES = [
   'NATS_URL', 'DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL',
   'OIDC_ROLE_CLAIM', 'REPORTING_PUBLISH_INTERVAL_MS', 'REPORTING_STALE_AFTER_MS', 'TRACKING_SIGNING_SECRET',
+  'NATS_USER', 'NATS_PASSWORD',
 ];
 /** Request/reply services that scale on a HorizontalPodAutoscaler of their own. */
 const HPA_SERVICES = ['gateway', 'payouts-read', 'timezone-settings', 'recommendations'];
@@ -56,6 +57,7 @@ const VALIDATORS: Record<string, new (data: never) => { validate(): void }> = {
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'networking.k8s.io/v1/Ingress': Ingress,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
 };
 
 /** Required fields of the custom resources (their CRDs are not part of kubernetes-models). */
@@ -85,6 +87,17 @@ function customResourceProblems(object: K8sObject): string[] | undefined {
     need(Number.isInteger(spec.instances) && spec.instances >= 1, 'spec.instances must be an integer >= 1');
     need(typeof spec.storage?.size === 'string' || typeof spec.storage?.pvcTemplate === 'object', 'spec.storage.size (or pvcTemplate) is required');
     need(!spec.imageName || /^[\w./-]+:[\w.-]+$/.test(spec.imageName), 'spec.imageName must be pinned to a tag');
+    for (const role of spec.managed?.roles ?? []) {
+      need(typeof role.name === 'string', 'every managed role needs a name');
+      need(!role.passwordSecret || typeof role.passwordSecret.name === 'string', `role ${role.name}: passwordSecret.name is a string`);
+    }
+    return problems;
+  }
+  if (object.apiVersion === 'postgresql.cnpg.io/v1' && object.kind === 'Database') {
+    const spec = object.spec ?? {};
+    for (const field of ['name', 'owner']) need(typeof spec[field] === 'string', `spec.${field} is required`);
+    need(typeof spec.cluster?.name === 'string', 'spec.cluster.name is required');
+    for (const schema of spec.schemas ?? []) need(typeof schema.name === 'string', 'every schema needs a name');
     return problems;
   }
   return undefined;
@@ -109,6 +122,47 @@ function render(overlay: string): K8sObject[] {
 
 function declaredVariables(envClass: new () => object): Set<string> {
   return new Set(getMetadataStorage().getTargetValidationMetadatas(envClass, '', true, false).map((m) => m.propertyName));
+}
+
+// ───────────── NetworkPolicies: which pods a selector picks, what a pod may reach ─────────────
+
+type Selector = { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+type Peer = { podSelector?: Selector; namespaceSelector?: Selector; ipBlock?: { cidr: string; except?: string[] } };
+type PolicyRule = { from?: Peer[]; to?: Peer[]; ports?: { protocol?: string; port?: number | string }[] };
+
+function selects(selector: Selector | undefined, labels: Record<string, string>): boolean {
+  if (!selector) return false;
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
+  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
+    const ok =
+      operator === 'In' ? values.includes(labels[key]) : operator === 'NotIn' ? !values.includes(labels[key]) : operator === 'Exists' ? key in labels : !(key in labels);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/** Pods of the rendered workloads: name, labels, named container ports. */
+function podsOf(objects: K8sObject[]): { name: string; labels: Record<string, string>; ports: Map<string, number> }[] {
+  return objects
+    .filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet')
+    .map((o) => ({
+      name: o.metadata.name,
+      labels: o.spec.template.metadata.labels as Record<string, string>,
+      ports: new Map<string, number>(o.spec.template.spec.containers.flatMap((c: { ports?: { name?: string; containerPort: number }[] }) => (c.ports ?? []).map((p) => [p.name ?? '', p.containerPort]))),
+    }));
+}
+
+/** Every rule of the given direction that applies to a pod with these labels (policies of its namespace). */
+function rulesFor(objects: K8sObject[], labels: Record<string, string>, direction: 'ingress' | 'egress'): PolicyRule[] {
+  return objects
+    .filter((o) => o.kind === 'NetworkPolicy' && selects(o.spec.podSelector, labels))
+    .filter((o) => (o.spec.policyTypes as string[]).includes(direction === 'ingress' ? 'Ingress' : 'Egress'))
+    .flatMap((o) => (o.spec[direction] ?? []) as PolicyRule[]);
+}
+
+/** "PROTOCOL/port" for each port a rule opens; named ports resolved on the pod they lead to. */
+function portsOf(rule: PolicyRule, named: Map<string, number> = new Map()): string[] {
+  return (rule.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}/${typeof p.port === 'string' ? (named.get(p.port) ?? p.port) : p.port}`);
 }
 
 const rendered = new Map<string, K8sObject[]>();
@@ -233,7 +287,8 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
       for (const entry of env_.values()) {
         const ref = entry.valueFrom?.secretKeyRef;
         if (!ref) continue;
-        const external = overlay === 'prod' ? ['weave-secrets'] : [];
+        // prod: made by the secret manager (overlays/prod/README.md), one PostgreSQL role per service.
+        const external = overlay === 'prod' ? ['weave-secrets', 'weave-nats', `weave-db-${name}`] : [];
         const generated = find('Secret', ref.name);
         const fromCnpg = ref.name.endsWith('-app') && find('Cluster', ref.name.slice(0, -4));
         expect({ secret: ref.name, known: Boolean(generated || fromCnpg || external.includes(ref.name)) }).toEqual({ secret: ref.name, known: true });
@@ -287,6 +342,84 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     expect(spec.triggers.map((t: { type: string }) => t.type)).toContain('cpu');
   });
 
+  describe('NetworkPolicies', () => {
+    const SERVICE_NAMES = Object.keys(SERVICES);
+    const policies = () => objects().filter((o) => o.kind === 'NetworkPolicy');
+    const serviceLabels = (name: string) => find('Deployment', name)!.spec.template.metadata.labels as Record<string, string>;
+    const BACKEND_PORTS = ['UDP/53', 'TCP/53', 'TCP/4222', 'TCP/5432', 'TCP/6379'];
+
+    it('deny everything in the namespace by default', () => {
+      const deny = policies().filter((p) => Object.keys(p.spec.podSelector).length === 0);
+      expect(deny).toHaveLength(1);
+      expect(deny[0].spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+    });
+
+    it.each(Object.keys(SERVICES))('%s reaches DNS, NATS, PostgreSQL and Redis only (the gateway also HTTPS outside the cluster)', (name) => {
+      const egress = rulesFor(objects(), serviceLabels(name), 'egress');
+      const ports = new Set(egress.flatMap((r) => portsOf(r)));
+      expect([...ports].sort()).toEqual([...BACKEND_PORTS, ...(name === 'gateway' ? ['TCP/443'] : [])].sort());
+      for (const rule of egress) {
+        // Every rule names its peers and its ports: never "anything, anywhere".
+        expect(rule.to?.length ?? 0).toBeGreaterThan(0);
+        expect(rule.ports?.length ?? 0).toBeGreaterThan(0);
+        for (const peer of rule.to ?? []) {
+          if (peer.ipBlock) {
+            // Only the gateway's identity provider: public addresses, none of the cluster's private ranges.
+            expect(name).toBe('gateway');
+            expect(portsOf(rule)).toEqual(['TCP/443']);
+            expect(peer.ipBlock.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16']));
+          } else {
+            expect(peer.podSelector && Object.keys(peer.podSelector).length > 0).toBe(true);
+          }
+        }
+      }
+    });
+
+    it.each(Object.keys(SERVICES))('%s takes connections only from the Ingress controller (gateway) and Prometheus', (name) => {
+      const pod = podsOf(objects()).find((p) => p.name === name)!;
+      const ingress = rulesFor(objects(), pod.labels, 'ingress');
+      const sources = ingress.flatMap((r) => (r.from ?? []).map((peer) => `${peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name']}/${peer.podSelector?.matchLabels?.['app.kubernetes.io/name']} ${portsOf(r, pod.ports).join(',')}`));
+      const metrics = `monitoring/prometheus TCP/${Number(find('Deployment', name)!.spec.template.metadata.annotations['prometheus.io/port'])}`;
+      expect(sources.sort()).toEqual((name === 'gateway' ? [`ingress-nginx/ingress-nginx TCP/${SERVICES.gateway.port}`, metrics] : [metrics]).sort());
+    });
+
+    it('lets the services, and nothing else of the namespace, reach the servers deployed beside them', () => {
+      const servers = podsOf(objects()).filter((p) => !SERVICE_NAMES.includes(p.name));
+      expect(servers.map((p) => p.name).sort()).toEqual(overlay === 'dev' ? ['nats', 'redis'] : ['redis']);
+      const port = { nats: 'TCP/4222', redis: 'TCP/6379' } as Record<string, string>;
+      for (const server of servers) {
+        const ingress = rulesFor(objects(), server.labels, 'ingress');
+        const fromServices = ingress.filter((r) => (r.from ?? []).some((peer) => !peer.namespaceSelector && SERVICE_NAMES.every((n) => selects(peer.podSelector, serviceLabels(n)))));
+        expect(fromServices.flatMap((r) => portsOf(r, server.ports))).toEqual([port[server.name]]);
+        // No peer that would take in pods which are not services (other than KEDA reading NATS's monitoring port).
+        for (const rule of ingress) {
+          for (const peer of rule.from ?? []) {
+            if (peer.namespaceSelector) expect({ server: server.name, from: peer.namespaceSelector, ports: portsOf(rule) }).toEqual({ server: 'nats', from: { matchLabels: { 'kubernetes.io/metadata.name': 'keda' } }, ports: ['TCP/8222'] });
+            else expect(selects(peer.podSelector, server.labels)).toBe(false);
+          }
+        }
+        // They call nobody.
+        expect(rulesFor(objects(), server.labels, 'egress')).toEqual([]);
+      }
+      // PostgreSQL's pods (prod: the CloudNativePG instances) take the services on 5432.
+      const postgresLabels: Record<string, string> = overlay === 'prod' ? { 'cnpg.io/cluster': 'weave-db' } : { 'app.kubernetes.io/name': 'postgresql' };
+      const fromServices = rulesFor(objects(), postgresLabels, 'ingress').filter((r) => (r.from ?? []).some((peer) => SERVICE_NAMES.every((n) => selects(peer.podSelector, serviceLabels(n)))));
+      expect(fromServices.flatMap((r) => portsOf(r))).toEqual(['TCP/5432']);
+      for (const name of SERVICE_NAMES) {
+        const toPostgres = rulesFor(objects(), serviceLabels(name), 'egress').filter((r) => (r.to ?? []).some((peer) => selects(peer.podSelector, postgresLabels)));
+        expect({ name, ports: toPostgres.flatMap((r) => portsOf(r)) }).toEqual({ name, ports: ['TCP/5432'] });
+      }
+    });
+  });
+
+  it('connects each service to NATS as its own user (DESIGN §8), its password from a Secret', () => {
+    for (const name of Object.keys(SERVICES)) {
+      const env = find('Deployment', name)!.spec.template.spec.containers[0].env as { name: string; value?: string; valueFrom?: { secretKeyRef?: { key: string } } }[];
+      expect(env.find((e) => e.name === 'NATS_USER')?.value).toBe(name);
+      expect(env.find((e) => e.name === 'NATS_PASSWORD')?.valueFrom?.secretKeyRef?.key).toBe(`NATS_PASSWORD_${name.toUpperCase().replace(/-/g, '_')}`);
+    }
+  });
+
   if (overlay === 'prod') {
     it('runs PostgreSQL as a CloudNativePG Cluster of three instances with the weave database', () => {
       const cluster = objects().find((o) => o.kind === 'Cluster')!;
@@ -295,6 +428,41 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
       expect(cluster.spec.bootstrap.initdb.database).toBe('weave');
       expect(find('StatefulSet', 'redis')).toBeDefined();
       expect(find('Service', 'redis')).toBeDefined();
+    });
+
+    it('gives each service its own PostgreSQL role, which owns its schema, and its own DATABASE_URL Secret', () => {
+      const cluster = objects().find((o) => o.kind === 'Cluster')!;
+      const roles = new Map((cluster.spec.managed.roles as { name: string; login: boolean; passwordSecret: { name: string } }[]).map((r) => [r.name, r]));
+      const database = objects().find((o) => o.kind === 'Database')!;
+      expect(database.spec).toEqual(expect.objectContaining({ name: cluster.spec.bootstrap.initdb.database, cluster: { name: cluster.metadata.name } }));
+      const schemaOwners = Object.fromEntries((database.spec.schemas as { name: string; owner: string }[]).map((s) => [s.name, s.owner]));
+      const expected: Record<string, [string, string]> = {
+        gateway: ['gateway', 'identity'],
+        'reporting-projection': ['reporting_projection', 'reporting'],
+        'payouts-read': ['payouts_read', 'payouts'],
+        'timezone-settings': ['timezone_settings', 'timezone_settings'],
+        recommendations: ['recommendations', 'recommendations'],
+      };
+      const sql = readFileSync(join(root, 'deploy/postgres/least-privilege.sql'), 'utf8');
+      for (const [service, [role, schema]] of Object.entries(expected)) {
+        expect(roles.get(role)).toEqual(expect.objectContaining({ login: true, passwordSecret: { name: `weave-db-${service}` } }));
+        expect(schemaOwners[schema]).toBe(role);
+        // The same pairs as deploy/postgres/least-privilege.sql, for servers outside Kubernetes.
+        expect(sql).toContain(`('${role}', '${schema}')`);
+        const env = find('Deployment', service)!.spec.template.spec.containers[0].env as { name: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+        expect(env.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef).toEqual({ name: `weave-db-${service}`, key: 'uri' });
+      }
+      expect(roles.size).toBe(Object.keys(expected).length);
+    });
+
+    it('runs Redis with an ACL user and no default user, its password from a Secret', () => {
+      const redis = find('StatefulSet', 'redis')!.spec.template.spec.containers[0];
+      const script = redis.args.join(' ');
+      expect(script).toContain('user default off');
+      expect(script).toMatch(/user weave on >%s ~weave:\* &weave:\* \+@all -@dangerous \+info/);
+      expect(script).toContain('exec redis-server --aclfile');
+      expect(redis.env.find((e: { name: string }) => e.name === 'REDISCLI_AUTH').valueFrom.secretKeyRef).toEqual({ name: 'weave-secrets', key: 'REDIS_PASSWORD' });
+      expect(redis.readinessProbe.exec.command.join(' ')).toContain('--user weave ping');
     });
 
     it('has production autoscaling floors of at least two replicas', () => {

@@ -305,16 +305,38 @@ describe('docker-compose.yml', () => {
   it('runs NATS with JetStream on a persistent volume, PostgreSQL and Redis, each with a health check', () => {
     const nats = compose.services.nats;
     expect(nats.image).toMatch(/^nats:2\.\d+/);
-    expect(nats.command).toEqual(expect.arrayContaining(['-js', '-sd', '/data']));
-    expect(nats.volumes).toEqual(expect.arrayContaining([expect.stringMatching(/^nats-data:\/data$/)]));
+    // JetStream and the users of DESIGN §8 come from deploy/nats/nats-server.conf.
+    expect(nats.command).toEqual(expect.arrayContaining(['-c', '/etc/nats/nats-server.conf', '-sd', '/data']));
+    expect(nats.volumes).toEqual(expect.arrayContaining(['./deploy/nats:/etc/nats:ro', expect.stringMatching(/^nats-data:\/data$/)]));
+    expect(read('deploy/nats/nats-server.conf')).toMatch(/^jetstream: enabled$/m);
     expect(compose.services.postgres.image).toMatch(/^postgres:\d+/);
     expect(compose.services.redis.image).toMatch(/^redis:\d+/);
     for (const name of ['nats', 'postgres', 'redis']) {
-      expect(compose.services[name].healthcheck?.test).toEqual(expect.arrayContaining(['CMD']));
+      expect(['CMD', 'CMD-SHELL']).toContain((compose.services[name].healthcheck?.test as string[])[0]);
       for (const volume of (compose.services[name].volumes as string[] | undefined) ?? []) {
-        expect(Object.keys(compose.volumes)).toContain(volume.split(':')[0]);
+        if (volume.startsWith('./')) expect(existsSync(join(root, volume.split(':')[0]))).toBe(true);
+        else expect(Object.keys(compose.volumes)).toContain(volume.split(':')[0]);
       }
     }
+  });
+
+  it('has authentication on everywhere, with passwords that only the caller provides (no defaults)', () => {
+    const required = (value: string | undefined, variable: string) => expect(value).toContain(`\${${variable}:?`);
+    const natsEnv = compose.services.nats.environment!;
+    for (const user of ['gateway', 'reporting-projection', 'payouts-read', 'timezone-settings', 'recommendations', 'ops', 'producer']) {
+      const variable = `NATS_PASSWORD_${user.toUpperCase().replace(/-/g, '_')}`;
+      required(natsEnv[variable], variable);
+    }
+    const postgres = compose.services.postgres.environment!;
+    expect(postgres.POSTGRES_HOST_AUTH_METHOD).toBeUndefined();
+    required(postgres.POSTGRES_PASSWORD, 'POSTGRES_PASSWORD');
+    const redis = compose.services.redis;
+    required(redis.environment!.REDISCLI_AUTH, 'REDIS_PASSWORD');
+    const script = (redis.command as string[]).join(' ');
+    expect(script).toContain('user default off');
+    expect(script).toMatch(/user weave on >%s ~weave:\* &weave:\* \+@all -@dangerous \+info/);
+    expect(script).toContain('exec redis-server --aclfile');
+    expect((redis.healthcheck!.test as string[]).join(' ')).toContain('redis-cli --user weave ping');
   });
 
   it.each(Object.entries(SERVICES))('builds and runs %s from deploy/Dockerfile, healthy only when ready', (name, { env, portVar, port }) => {
@@ -329,8 +351,10 @@ describe('docker-compose.yml', () => {
     const environment = service.environment!;
     expect(environment[portVar]).toBe(String(port));
     expect(environment.NATS_URL).toBe('nats://nats:4222');
-    expect(environment.DATABASE_URL).toMatch(/@postgres:5432\//);
-    expect(environment.REDIS_URL).toBe('redis://redis:6379');
+    expect(environment.NATS_USER).toBe(name);
+    expect(environment.NATS_PASSWORD).toContain(`\${NATS_PASSWORD_${name.toUpperCase().replace(/-/g, '_')}:?`);
+    expect(environment.DATABASE_URL).toMatch(/^postgres:\/\/postgres:\$\{POSTGRES_PASSWORD:\?[^}]*\}@postgres:5432\//);
+    expect(environment.REDIS_URL).toMatch(/^redis:\/\/weave:\$\{REDIS_PASSWORD:\?[^}]*\}@redis:6379$/);
     // Every variable set is one the service reads (a typo would be silently ignored).
     const declared = declaredVariables(env);
     for (const variable of Object.keys(environment)) expect({ variable, declared: declared.has(variable) }).toEqual({ variable, declared: true });
