@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { connect, type NatsConnection, type Status } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { EventSubjects, RpcSubjects, Streams } from '#libs/contracts';
 import { NatsClient, ensureDurableConsumer, ensureStreams } from '#libs/nats';
 import { NATS_CONFIG_FILE, NATS_USERS, natsPasswordVariable, startSecuredNats, type NatsUser, type SecuredNats } from '../support/index.js';
@@ -237,9 +237,13 @@ describe('request/reply', () => {
 
 describe('JetStream administration', () => {
   it('a durable consumer is pulled only by its owner, and no user deletes or purges a stream', async () => {
-    const payouts = await as('payouts-read');
-    expect(await requestOutcome(payouts, '$JS.API.CONSUMER.MSG.NEXT.EVENTS.reporting-projection')).toMatch(DENIED);
-    expect(await requestOutcome(payouts, '$JS.API.CONSUMER.DELETE.EVENTS.reporting-projection')).toMatch(DENIED);
+    for (const user of NATS_USERS.filter((u) => u !== 'reporting-projection')) {
+      const nc = await as(user);
+      expect({ user, outcome: await requestOutcome(nc, '$JS.API.CONSUMER.MSG.NEXT.EVENTS.reporting-projection') }).toEqual({ user, outcome: expect.stringMatching(DENIED) });
+      expect({ user, outcome: await requestOutcome(nc, '$JS.API.CONSUMER.CREATE.EVENTS') }).toEqual({ user, outcome: expect.stringMatching(DENIED) });
+      // Only ops (replays) removes a durable.
+      if (user !== 'ops') expect({ user, outcome: await requestOutcome(nc, '$JS.API.CONSUMER.DELETE.EVENTS.reporting-projection') }).toEqual({ user, outcome: expect.stringMatching(DENIED) });
+    }
     for (const user of NATS_USERS) {
       const nc = await as(user);
       for (const subject of ['$JS.API.STREAM.DELETE.EVENTS', '$JS.API.STREAM.PURGE.EVENTS', '$JS.API.STREAM.DELETE.DEAD_LETTERS', '$JS.API.STREAM.MSG.DELETE.EVENTS']) {
@@ -264,5 +268,31 @@ describe('JetStream administration', () => {
       );
       expect({ user, allowed: outcome === 'updated' }).toEqual({ user, allowed: user === 'reporting-projection' || user === 'ops' });
     }
+  });
+});
+
+describe('ops', () => {
+  it('repositions a durable consumer for a replay (docs/operations.md), which its owner then pulls', async () => {
+    const manager = await jetstreamManager(await as('ops'), { checkAPI: false });
+    const info = await manager.consumers.info(Streams.events, 'payouts-read').catch(() => undefined);
+    expect(info).toBeUndefined();
+    await manager.consumers.add(Streams.events, {
+      durable_name: 'payouts-read',
+      filter_subject: 'events.payouts.>',
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.StartTime,
+      opt_start_time: new Date(0).toISOString(),
+    });
+    await manager.consumers.delete(Streams.events, 'payouts-read');
+    await manager.consumers.add(Streams.events, { durable_name: 'payouts-read', filter_subject: 'events.payouts.>', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All });
+    const owner = await as('payouts-read');
+    const consumer = await jetstream(owner).consumers.get(Streams.events, 'payouts-read');
+    const messages = [];
+    for await (const message of await consumer.fetch({ max_messages: 10, expires: 1000 })) messages.push(message.subject);
+    expect(messages.length).toBeGreaterThan(0);
+    expect(messages.every((s) => s.startsWith('events.payouts.'))).toBe(true);
+    // ... but neither reads the messages itself nor makes consumers of other names.
+    expect(await requestOutcome(await as('ops'), '$JS.API.CONSUMER.MSG.NEXT.EVENTS.payouts-read')).toMatch(DENIED);
+    expect(await requestOutcome(await as('ops'), '$JS.API.CONSUMER.CREATE.EVENTS.snoop.events.>')).toMatch(DENIED);
   });
 });
