@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { initializeDatabase } from '#libs/database';
 import type { InboundMessage } from '#libs/nats';
-import { createPayoutsDataSource, PAYOUTS_SCHEMA } from '../../apps/payouts-read/src/database/payouts.data-source.js';
+import { createPayoutsDataSource } from '../../apps/payouts-read/src/database/payouts.data-source.js';
 import { PayoutsProjectionService } from '../../apps/payouts-read/src/ingestion/payouts-projection.service.js';
 import { newTestDatabase, type TestDatabase } from '../support/index.js';
 
@@ -155,7 +155,7 @@ describe('payouts read model property: any arrival order and batching gives the 
   beforeAll(async () => {
     db = newTestDatabase();
     dataSource = createPayoutsDataSource(db.url, 4);
-    await initializeDatabase(dataSource, PAYOUTS_SCHEMA);
+    await initializeDatabase(dataSource);
   });
 
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { initializeDatabase } from '#libs/database';
 import { TIME_RANGES, type TimeRange } from '#libs/contracts';
 import type { InboundMessage } from '#libs/nats';
-import { createReportingDataSource, REPORTING_SCHEMA } from '../../apps/reporting-projection/src/database/reporting.data-source.js';
+import { createReportingDataSource } from '../../apps/reporting-projection/src/database/reporting.data-source.js';
 import { ProjectionRepository } from '../../apps/reporting-projection/src/ingestion/projection.repository.js';
 import { ProjectionService } from '../../apps/reporting-projection/src/ingestion/projection.service.js';
 import { RollupQueryRepository } from '../../apps/reporting-projection/src/publication/rollup-query.repository.js';
@@ -163,7 +163,7 @@ describe('projection property: any arrival order gives the reference report', ()
   beforeAll(async () => {
     db = newTestDatabase();
     dataSource = createReportingDataSource(db.url, 4);
-    await initializeDatabase(dataSource, REPORTING_SCHEMA);
+    await initializeDatabase(dataSource);
     builder = new SnapshotBuilder(dataSource, new RollupQueryRepository(dataSource));
   });
 

@@ -4,7 +4,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { createRecommendationsDataSource, importCatalog, validateCatalog, RECOMMENDATIONS_SCHEMA } from '#libs/catalog';
+import { createRecommendationsDataSource, importCatalog, validateCatalog } from '#libs/catalog';
 import {
   RECOMMEND_MAX_RESULTS,
   RecommendationEventDto,
@@ -86,7 +86,7 @@ beforeAll(async () => {
   client = await NatsClient.connect({ servers: [nats.url], name: 'recommendations-test' });
   rpc = new NatsRpcClient({ connection: client.connection, timeoutMs: 15000 });
   catalog = createRecommendationsDataSource(db.url, 2, 'recommendations-test');
-  await initializeDatabase(catalog, RECOMMENDATIONS_SCHEMA);
+  await initializeDatabase(catalog);
   const file = validateCatalog(JSON.parse(readFileSync(resolve('catalog/sample-catalog.json'), 'utf8')));
   if (!file.ok) throw new Error(`sample catalog invalid: ${file.problems.join('; ')}`);
   await importCatalog(catalog, file.ads);

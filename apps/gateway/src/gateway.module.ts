@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
 import { natsServers } from '#libs/config';
-import { IDENTITY_SCHEMA, IdentityRepository, createIdentityDataSource } from '#libs/identity';
+import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { NatsClient } from '#libs/nats';
 import { ObservabilityModule, type Logger } from '#libs/observability';
 import {
@@ -46,7 +46,7 @@ export class GatewayModule {
         { provide: GatewayEnv, useValue: env },
         loggerProvider(logger),
         natsProvider(natsServers(env.NATS_URL), 'gateway', natsSettings(env)),
-        dataSourceProvider(() => createIdentityDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE, 'gateway'), IDENTITY_SCHEMA),
+        dataSourceProvider(() => createIdentityDataSource(env.DATABASE_URL, env.DATABASE_POOL_SIZE, 'gateway')),
         redisProvider(env.REDIS_URL, 'gateway'),
         { provide: IdentityRepository, inject: [DataSource], useFactory: (ds: DataSource) => new IdentityRepository(ds) },
         IdentityCacheService,

@@ -1,7 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { initializeDatabase } from '#libs/database';
 import {
-  RECOMMENDATIONS_SCHEMA,
   createRecommendationsDataSource,
   importCatalog,
   listCatalog,
@@ -68,7 +67,7 @@ export async function runAdsCommand(command: AdsCommand, databaseUrl: string): P
   const ads = command.kind === 'ads.import' ? await readCatalogFile(command.file) : [];
   const dataSource = createRecommendationsDataSource(databaseUrl, 2, 'ops');
   try {
-    await initializeDatabase(dataSource, RECOMMENDATIONS_SCHEMA);
+    await initializeDatabase(dataSource);
     if (command.kind === 'ads.import') return { ...(await importCatalog(dataSource, ads)) };
     return { ...(await listCatalog(dataSource, command.limit)) };
   } finally {

@@ -3,7 +3,6 @@ import { ConfigError, loadEnv, natsServers } from '#libs/config';
 import { BroadcastSubjects } from '#libs/contracts';
 import { initializeDatabase } from '#libs/database';
 import {
-  IDENTITY_SCHEMA,
   IdentityError,
   IdentityRepository,
   createIdentityDataSource,
@@ -109,7 +108,7 @@ async function main(argv: string[]): Promise<number> {
 
   const dataSource = createIdentityDataSource(env.DATABASE_URL, 2, 'ops');
   try {
-    await initializeDatabase(dataSource, IDENTITY_SCHEMA);
+    await initializeDatabase(dataSource);
     const outcome = await runOpsCommand(command, new IdentityRepository(dataSource));
     await announce(env, outcome.change);
     process.stdout.write(`${JSON.stringify(outcome.output)}\n`);

@@ -3,11 +3,11 @@ import { QueueGroups } from '#libs/contracts';
 import { createServiceApp } from '#libs/bootstrap';
 import type { Logger } from '#libs/observability';
 import { PayoutsReadEnv } from './config/payouts-read.env.js';
-import { createPayoutsDataSource, PAYOUTS_SCHEMA } from './database/payouts.data-source.js';
+import { createPayoutsDataSource } from './database/payouts.data-source.js';
 import { PayoutsReadModule } from './payouts-read.module.js';
 
 /** Builds the service; main.ts and the tests both start it through here. */
 export function createPayoutsReadApp(env: PayoutsReadEnv, logger: Logger): Promise<NestFastifyApplication> {
-  const database = { schema: PAYOUTS_SCHEMA, create: (e: PayoutsReadEnv) => createPayoutsDataSource(e.DATABASE_URL, e.DATABASE_POOL_SIZE) };
+  const database = { create: (e: PayoutsReadEnv) => createPayoutsDataSource(e.DATABASE_URL, e.DATABASE_POOL_SIZE) };
   return createServiceApp(PayoutsReadModule, { service: 'payouts-read', env, logger, database, queue: QueueGroups.payouts });
 }

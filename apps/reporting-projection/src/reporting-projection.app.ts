@@ -3,11 +3,11 @@ import { QueueGroups } from '#libs/contracts';
 import { createServiceApp } from '#libs/bootstrap';
 import type { Logger } from '#libs/observability';
 import { ReportingProjectionEnv } from './config/reporting-projection.env.js';
-import { createReportingDataSource, REPORTING_SCHEMA } from './database/reporting.data-source.js';
+import { createReportingDataSource } from './database/reporting.data-source.js';
 import { ReportingProjectionModule } from './reporting-projection.module.js';
 
 /** Builds the service; main.ts and the tests both start it through here. */
 export function createReportingProjectionApp(env: ReportingProjectionEnv, logger: Logger): Promise<NestFastifyApplication> {
-  const database = { schema: REPORTING_SCHEMA, create: (e: ReportingProjectionEnv) => createReportingDataSource(e.DATABASE_URL, e.DATABASE_POOL_SIZE) };
+  const database = { create: (e: ReportingProjectionEnv) => createReportingDataSource(e.DATABASE_URL, e.DATABASE_POOL_SIZE) };
   return createServiceApp(ReportingProjectionModule, { service: 'reporting-projection', env, logger, database, queue: QueueGroups.reporting });
 }

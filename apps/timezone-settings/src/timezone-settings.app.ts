@@ -3,11 +3,11 @@ import { QueueGroups } from '#libs/contracts';
 import { createServiceApp } from '#libs/bootstrap';
 import type { Logger } from '#libs/observability';
 import { TimezoneSettingsEnv } from './config/timezone-settings.env.js';
-import { createTimezoneSettingsDataSource, TIMEZONE_SETTINGS_SCHEMA } from './database/timezone-settings.data-source.js';
+import { createTimezoneSettingsDataSource } from './database/timezone-settings.data-source.js';
 import { TimezoneSettingsModule } from './timezone-settings.module.js';
 
 /** Builds the service; main.ts and the tests both start it through here. */
 export function createTimezoneSettingsApp(env: TimezoneSettingsEnv, logger: Logger): Promise<NestFastifyApplication> {
-  const database = { schema: TIMEZONE_SETTINGS_SCHEMA, create: (e: TimezoneSettingsEnv) => createTimezoneSettingsDataSource(e.DATABASE_URL, e.DATABASE_POOL_SIZE) };
+  const database = { create: (e: TimezoneSettingsEnv) => createTimezoneSettingsDataSource(e.DATABASE_URL, e.DATABASE_POOL_SIZE) };
   return createServiceApp(TimezoneSettingsModule, { service: 'timezone-settings', env, logger, database, queue: QueueGroups.timezoneSettings });
 }

@@ -22,8 +22,8 @@ export interface InfrastructureOptions<Env extends ServerEnv> {
   /** The service's validated env object; provided under its class, so `constructor(env: GatewayEnv)` works. */
   env: Env;
   logger: Logger;
-  /** The service's own schema: its DataSource factory, migrated at start. */
-  database: { schema: string; create: (env: Env) => DataSource };
+  /** The DataSource of the service's own schema, migrated at start. */
+  database: { create: (env: Env) => DataSource };
 }
 
 /**
@@ -51,7 +51,7 @@ export class InfrastructureModule {
         envProvider,
         loggerProvider(options.logger),
         natsProvider(natsServers(options.env.NATS_URL), options.service, natsSettings(options.env)),
-        dataSourceProvider(() => options.database.create(options.env), options.database.schema),
+        dataSourceProvider(() => options.database.create(options.env)),
         redisProvider(options.env.REDIS_URL, options.service),
         InfrastructureShutdown,
       ],

@@ -37,13 +37,16 @@ export function natsProvider(servers: string[], name: string, settings: NatsSett
   };
 }
 
-/** Initializes the service's DataSource and runs its migrations. */
-export function dataSourceProvider(create: () => DataSource, schema: string): Provider {
+/**
+ * The service's DataSource, connected and migrated (under its schema's advisory lock, see
+ * ServiceDataSource) before any provider that injects it is built.
+ */
+export function dataSourceProvider(create: () => DataSource): Provider {
   return {
     provide: DataSource,
     useFactory: async () => {
       const dataSource = create();
-      await initializeDatabase(dataSource, schema);
+      await initializeDatabase(dataSource);
       return dataSource;
     },
   };

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DataSource, type MixedList, type EntitySchema } from 'typeorm';
+import { DataSource, type EntitySchema, type MixedList } from 'typeorm';
 
 export interface ServiceDataSourceOptions {
   url: string;
@@ -9,28 +9,6 @@ export interface ServiceDataSourceOptions {
   migrations: MixedList<Function | string>;
   poolSize?: number;
   applicationName: string;
-}
-
-/** One DataSource per service schema, never synchronized: the schema comes from migrations. */
-export function createServiceDataSource(options: ServiceDataSourceOptions): DataSource {
-  return new DataSource({
-    type: 'postgres',
-    url: options.url,
-    schema: options.schema,
-    entities: options.entities,
-    migrations: options.migrations,
-    migrationsTableName: 'migrations',
-    synchronize: false,
-    migrationsRun: false,
-    logging: false,
-    applicationName: options.applicationName,
-    extra: {
-      max: options.poolSize ?? 10,
-      connectionTimeoutMillis: 5000,
-      // Without this, a statement stuck behind a dead server holds a batch forever.
-      statement_timeout: 60000,
-    },
-  });
 }
 
 function databaseName(url: string): string {
@@ -73,27 +51,73 @@ export async function ensureDatabase(url: string): Promise<void> {
 }
 
 /**
- * Connects, creates the service schema and runs pending migrations under an advisory lock, so
- * replicas starting together migrate once.
+ * The DataSource of one service schema, never synchronized: the schema comes from migrations.
+ * Whoever runs them — a service at start, the ops CLI, or `npm run migration:run` through the
+ * TypeORM CLI — gets the same preparation: the database is created when missing (initialize),
+ * and the migrations run after the schema is created when missing, one transaction each, under an
+ * advisory lock per schema, so replicas (and a CLI run) starting together migrate once.
  */
-export async function initializeDatabase(dataSource: DataSource, schema: string): Promise<void> {
-  const url = (dataSource.options as { url: string }).url;
-  await ensureDatabase(url);
-  if (!dataSource.isInitialized) await dataSource.initialize();
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
-  const lockKey = `migrations:${schema}`;
-  try {
-    await runner.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
-    // Only when missing: even with IF NOT EXISTS, CREATE SCHEMA needs CREATE on the database,
-    // which a role that owns its existing schema does not have (least-privilege.sql).
-    const [{ missing }] = (await runner.query('SELECT to_regnamespace($1) IS NULL AS missing', [`"${schema}"`])) as { missing: boolean }[];
-    if (missing) await runner.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await dataSource.runMigrations({ transaction: 'each' });
-  } finally {
-    await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]).catch(() => undefined);
-    await runner.release();
+export class ServiceDataSource extends DataSource {
+  constructor(
+    /** The schema this DataSource's entities and migrations live in. */
+    readonly schema: string,
+    private readonly url: string,
+    options: ConstructorParameters<typeof DataSource>[0],
+  ) {
+    super(options);
   }
+
+  override async initialize(): Promise<this> {
+    await ensureDatabase(this.url);
+    return super.initialize();
+  }
+
+  override async runMigrations(options?: Parameters<DataSource['runMigrations']>[0]): ReturnType<DataSource['runMigrations']> {
+    const runner = this.createQueryRunner();
+    await runner.connect();
+    const lockKey = `migrations:${this.schema}`;
+    try {
+      // Raw SQL: TypeORM has no API for advisory locks or for creating a schema.
+      await runner.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+      // Only when missing: even with IF NOT EXISTS, CREATE SCHEMA needs CREATE on the database,
+      // which a role that owns its existing schema does not have (least-privilege.sql).
+      const quoted = `"${this.schema.replace(/"/g, '""')}"`;
+      const [{ missing }] = (await runner.query('SELECT to_regnamespace($1) IS NULL AS missing', [quoted])) as { missing: boolean }[];
+      if (missing) await runner.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
+      return await super.runMigrations(options);
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]).catch(() => undefined);
+      await runner.release();
+    }
+  }
+}
+
+export function createServiceDataSource(options: ServiceDataSourceOptions): ServiceDataSource {
+  return new ServiceDataSource(options.schema, options.url, {
+    type: 'postgres',
+    url: options.url,
+    schema: options.schema,
+    entities: options.entities,
+    migrations: options.migrations,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    applicationName: options.applicationName,
+    extra: {
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 5000,
+      // Without this, a statement stuck behind a dead server holds a batch forever.
+      statement_timeout: 60000,
+    },
+  });
+}
+
+/** Connects (creating the database when missing) and runs the pending migrations of its schema. */
+export async function initializeDatabase(dataSource: DataSource): Promise<void> {
+  if (!dataSource.isInitialized) await dataSource.initialize();
+  await dataSource.runMigrations();
 }
 
 /** Whether a failure is the database being unreachable rather than something about the data. */

@@ -1,1 +1,10 @@
-export { createServiceDataSource, ensureDatabase, initializeDatabase, isTransientDatabaseError, type ServiceDataSourceOptions } from './data-source.js';
+export {
+  ServiceDataSource,
+  createServiceDataSource,
+  ensureDatabase,
+  initializeDatabase,
+  isTransientDatabaseError,
+  type ServiceDataSourceOptions,
+} from './data-source.js';
+export { OutboxEventEntity, type OutboxEventRow } from './outbox-event.entity.js';
+export { OutboxRepository } from './outbox.repository.js';

@@ -1,12 +1,12 @@
-import type { DataSource } from 'typeorm';
-import { createServiceDataSource } from '#libs/database';
-import { ApiKeyEntity, IDENTITY_SCHEMA, PlatformEntity } from './entities.js';
+import { createServiceDataSource, type ServiceDataSource } from '#libs/database';
+import { ApiKeyEntity } from './api-key.entity.js';
 import { IdentityInitial1764201600000 } from './migrations/1764201600000-identity-initial.js';
+import { IDENTITY_SCHEMA, PlatformEntity } from './platform.entity.js';
 
 export { IDENTITY_SCHEMA };
 
 /** The identity schema's DataSource: the gateway owns it, the ops CLI writes through it. */
-export function createIdentityDataSource(url: string, poolSize: number, applicationName = 'gateway'): DataSource {
+export function createIdentityDataSource(url: string, poolSize: number, applicationName = 'gateway'): ServiceDataSource {
   return createServiceDataSource({
     url,
     schema: IDENTITY_SCHEMA,

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import { IsNull, type DataSource, type FindOptionsSelect, type Repository } from 'typeorm';
 import {
   KEY_MODES,
   generateApiKey,
@@ -8,7 +8,8 @@ import {
   parseApiKey,
   type KeyMode,
 } from './api-key.js';
-import type { PlatformStatus } from './entities.js';
+import { ApiKeyEntity } from './api-key.entity.js';
+import { PlatformEntity, type PlatformStatus } from './platform.entity.js';
 
 export type IdentityErrorCode = 'invalid_argument' | 'platform_not_found' | 'key_not_found' | 'owner_conflict';
 
@@ -76,12 +77,31 @@ function requireAgentId(agentId: string): void {
   }
 }
 
+/** The columns of a platform that callers see. */
+const PLATFORM_RECORD: FindOptionsSelect<PlatformEntity> = { agent_id: true, owner_uid: true, status: true };
+
+function platformRecord(platform: PlatformEntity): PlatformRecord {
+  return { agent_id: platform.agent_id, owner_uid: platform.owner_uid, status: platform.status };
+}
+
+function platformNotFound(agentId: string): IdentityError {
+  return new IdentityError('platform_not_found', `no platform with agent id ${agentId}`);
+}
+
 /**
- * Platforms and API keys in schema `identity`. Writes are single statements or short
- * transactions, so concurrent ops commands and gateway replicas never see half a change.
+ * Platforms and API keys in schema `identity`, through their TypeORM entities. Writes are single
+ * statements or short transactions, so concurrent ops commands and gateway replicas never see
+ * half a change. Built on a DataSource (not on injected repositories) because the ops CLI and
+ * the tests use it outside Nest, and its transactions span both entities.
  */
 export class IdentityRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly platforms: Repository<PlatformEntity>;
+  private readonly keys: Repository<ApiKeyEntity>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.platforms = dataSource.getRepository(PlatformEntity);
+    this.keys = dataSource.getRepository(ApiKeyEntity);
+  }
 
   /**
    * Idempotent. A missing platform is created active. An existing one is returned as it is
@@ -95,48 +115,48 @@ export class IdentityRepository {
       throw new IdentityError('invalid_argument', 'owner uid must be 1-255 characters without control characters or surrounding spaces');
     }
     return this.dataSource.transaction(async (manager) => {
-      const inserted: unknown[] = await manager.query(
-        `INSERT INTO identity.platform (agent_id, owner_uid, status) VALUES ($1, $2, 'active')
-         ON CONFLICT (agent_id) DO NOTHING RETURNING agent_id`,
-        [agentId, ownerUid ?? null],
-      );
-      const [row]: PlatformRecord[] = await manager.query(
-        `SELECT agent_id, owner_uid, status FROM identity.platform WHERE agent_id = $1 FOR UPDATE`,
-        [agentId],
-      );
-      const created = inserted.length > 0;
+      const platforms = manager.getRepository(PlatformEntity);
+      // ON CONFLICT DO NOTHING: two creations of one platform at once both succeed.
+      const inserted = await platforms
+        .createQueryBuilder()
+        .insert()
+        .values({ agent_id: agentId, owner_uid: ownerUid ?? null })
+        .orIgnore()
+        .returning(['agent_id'])
+        .updateEntity(false)
+        .execute();
+      const platform = await platforms.findOneOrFail({ select: PLATFORM_RECORD, where: { agent_id: agentId }, lock: { mode: 'pessimistic_write' } });
+      const created = (inserted.raw as unknown[]).length > 0;
       if (!created && ownerUid) {
-        if (row.owner_uid === null) {
-          await manager.query(`UPDATE identity.platform SET owner_uid = $2, updated_at = now() WHERE agent_id = $1`, [agentId, ownerUid]);
-          row.owner_uid = ownerUid;
-        } else if (row.owner_uid !== ownerUid) {
+        if (platform.owner_uid === null) {
+          await platforms.update({ agent_id: agentId }, { owner_uid: ownerUid, updated_at: () => 'now()' });
+          platform.owner_uid = ownerUid;
+        } else if (platform.owner_uid !== ownerUid) {
           throw new IdentityError('owner_conflict', `platform ${agentId} already has a different owner uid`);
         }
       }
-      return { agent_id: row.agent_id, owner_uid: row.owner_uid, status: row.status, created };
+      return { ...platformRecord(platform), created };
     });
   }
 
   async findPlatform(agentId: string): Promise<PlatformRecord | null> {
-    const [row]: PlatformRecord[] = await this.dataSource.query(
-      `SELECT agent_id, owner_uid, status FROM identity.platform WHERE agent_id = $1`,
-      [agentId],
-    );
-    return row ?? null;
+    const platform = await this.platforms.findOne({ select: PLATFORM_RECORD, where: { agent_id: agentId } });
+    return platform ? platformRecord(platform) : null;
   }
 
   /** Suspends or reactivates a platform; setting the status it already has is a no-op. */
   async setStatus(agentId: string, status: PlatformStatus): Promise<PlatformRecord> {
     requireAgentId(agentId);
-    const [rows]: [PlatformRecord[], number] = await this.dataSource.query(
-      `UPDATE identity.platform
-          SET status = $2, updated_at = CASE WHEN status = $2 THEN updated_at ELSE now() END
-        WHERE agent_id = $1
-        RETURNING agent_id, owner_uid, status`,
-      [agentId, status],
-    );
-    if (rows.length === 0) throw new IdentityError('platform_not_found', `no platform with agent id ${agentId}`);
-    return rows[0];
+    return this.dataSource.transaction(async (manager) => {
+      const platforms = manager.getRepository(PlatformEntity);
+      const platform = await platforms.findOne({ select: PLATFORM_RECORD, where: { agent_id: agentId }, lock: { mode: 'pessimistic_write' } });
+      if (!platform) throw platformNotFound(agentId);
+      if (platform.status !== status) {
+        await platforms.update({ agent_id: agentId }, { status, updated_at: () => 'now()' });
+        platform.status = status;
+      }
+      return platformRecord(platform);
+    });
   }
 
   async createKey(agentId: string, mode: KeyMode): Promise<CreatedKey> {
@@ -145,14 +165,11 @@ export class IdentityRepository {
     for (let attempt = 0; ; attempt++) {
       const key: CreatedKey = { key_id: generateKeyId(), api_key: generateApiKey(mode), mode };
       try {
-        await this.dataSource.query(
-          `INSERT INTO identity.api_key (key_id, agent_id, mode, secret_hash) VALUES ($1, $2, $3, $4)`,
-          [key.key_id, agentId, mode, hashApiKey(key.api_key)],
-        );
+        await this.keys.insert({ key_id: key.key_id, agent_id: agentId, mode, secret_hash: hashApiKey(key.api_key) });
         return key;
       } catch (error) {
         const code = (error as { code?: string }).code;
-        if (code === FOREIGN_KEY_VIOLATION) throw new IdentityError('platform_not_found', `no platform with agent id ${agentId}`);
+        if (code === FOREIGN_KEY_VIOLATION) throw platformNotFound(agentId);
         // A collision of 20 or 40 random base62 characters: practically impossible, but cheap to handle.
         if (code === UNIQUE_VIOLATION && attempt < 2) continue;
         throw error;
@@ -162,14 +179,28 @@ export class IdentityRepository {
 
   /** Revokes a key; revoking a revoked key keeps its first revocation time. */
   async revokeKey(keyId: string): Promise<RevokedKey> {
-    const [rows]: [RevokedKey[], number] = await this.dataSource.query(
-      `UPDATE identity.api_key SET revoked_at = COALESCE(revoked_at, now())
-        WHERE key_id = $1
-        RETURNING key_id, agent_id, revoked_at`,
-      [keyId],
-    );
-    if (rows.length === 0) throw new IdentityError('key_not_found', `no API key with key id ${keyId}`);
-    return rows[0];
+    const result = await this.keys
+      .createQueryBuilder()
+      .update()
+      .set({ revoked_at: () => 'COALESCE(revoked_at, now())' })
+      .where({ key_id: keyId })
+      .returning(['key_id', 'agent_id', 'revoked_at'])
+      .updateEntity(false)
+      .execute();
+    const [revoked] = result.raw as RevokedKey[];
+    if (!revoked) throw new IdentityError('key_not_found', `no API key with key id ${keyId}`);
+    return revoked;
+  }
+
+  /** The platforms whose owner_uid is this identity (`sub` of an ID token), at most 10. */
+  async platformsOwnedBy(ownerUid: string): Promise<{ agent_id: string; status: string }[]> {
+    const platforms = await this.platforms.find({
+      select: { agent_id: true, status: true },
+      where: { owner_uid: ownerUid },
+      order: { agent_id: 'ASC' },
+      take: 10,
+    });
+    return platforms.map(({ agent_id, status }) => ({ agent_id, status }));
   }
 
   /**
@@ -177,25 +208,18 @@ export class IdentityRepository {
    * else. The lookup goes by hash (indexed, unique); the hashes are then compared in constant
    * time so that the answer does not depend on how much of a guess matched.
    */
-  /** The platforms whose owner_uid is this identity (`sub` of an ID token), at most 10. */
-  async platformsOwnedBy(ownerUid: string): Promise<{ agent_id: string; status: string }[]> {
-    return this.dataSource.query(
-      `SELECT agent_id, status FROM identity.platform WHERE owner_uid = $1 ORDER BY agent_id LIMIT 10`,
-      [ownerUid],
-    );
-  }
-
   async findActiveKeyBySecret(secret: string): Promise<ActiveKey | null> {
     const parsed = parseApiKey(secret);
     if (!parsed) return null;
     const hash = hashApiKey(secret);
-    const [row]: (ActiveKey & { secret_hash: Buffer })[] = await this.dataSource.query(
-      `SELECT k.key_id, k.agent_id, k.mode, k.secret_hash, p.status AS platform_status
-         FROM identity.api_key k JOIN identity.platform p ON p.agent_id = k.agent_id
-        WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`,
-      [hash],
-    );
-    if (!row || !hashesEqual(row.secret_hash, hash) || row.mode !== parsed.mode) return null;
-    return { key_id: row.key_id, agent_id: row.agent_id, mode: row.mode, platform_status: row.platform_status };
+    // One statement (a find with `relations` and a limit would run two).
+    const key = await this.keys
+      .createQueryBuilder('key')
+      .innerJoin('key.platform', 'platform')
+      .select(['key.key_id', 'key.agent_id', 'key.mode', 'key.secret_hash', 'platform.agent_id', 'platform.status'])
+      .where({ secret_hash: hash, revoked_at: IsNull() })
+      .getOne();
+    if (!key?.platform || !hashesEqual(key.secret_hash, hash) || key.mode !== parsed.mode) return null;
+    return { key_id: key.key_id, agent_id: key.agent_id, mode: key.mode, platform_status: key.platform.status };
   }
 }

@@ -16,7 +16,8 @@ export {
   type BearerResult,
   type KeyMode,
 } from './api-key.js';
-export { ApiKeyEntity, PlatformEntity, PLATFORM_STATUSES, type PlatformStatus } from './entities.js';
+export { ApiKeyEntity } from './api-key.entity.js';
+export { PlatformEntity, PLATFORM_STATUSES, type PlatformStatus } from './platform.entity.js';
 export { createIdentityDataSource, IDENTITY_SCHEMA } from './identity.data-source.js';
 export {
   IdentityError,

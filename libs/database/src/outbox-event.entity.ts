@@ -1,0 +1,23 @@
+import { Column, PrimaryColumn } from 'typeorm';
+
+/**
+ * The columns of a transactional outbox table: an event written in the same transaction as the
+ * change it announces, deleted once JetStream acknowledged it. Each service that has an outbox
+ * declares its own entity on its own schema by extending this class.
+ */
+export abstract class OutboxEventEntity<Payload = unknown> {
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'outbox_pkey' })
+  event_id: string;
+
+  @Column({ type: 'text' })
+  subject: string;
+
+  @Column({ type: 'jsonb' })
+  payload: Payload;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  created_at: Date;
+}
+
+/** An outbox row as written and as relayed (created_at is the database's). */
+export type OutboxEventRow<Payload = unknown> = Pick<OutboxEventEntity<Payload>, 'event_id' | 'subject' | 'payload'>;
