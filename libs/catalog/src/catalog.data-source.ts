@@ -1,25 +1,22 @@
-import type { DataSource } from 'typeorm';
-import { createServiceDataSource } from '#libs/database';
+import { createServiceDataSource, type ServiceDataSource } from '#libs/database';
+import { AdEntity } from './ad.entity.js';
 import { RecommendationsInitial1764460800000 } from './migrations/1764460800000-recommendations-initial.js';
-
-/** The schema the recommendations service owns; the ops CLI writes its catalog through this lib. */
-export const RECOMMENDATIONS_SCHEMA = 'recommendations';
+import { RecommendationsSearchVectorMetadata1764547200000 } from './migrations/1764547200000-recommendations-search-vector-metadata.js';
+import { RecommendationOutboxEntity } from './recommendation-outbox.entity.js';
+import { RecommendationRequestEntity } from './recommendation-request.entity.js';
+import { RecommendationEntity } from './recommendation.entity.js';
+import { RECOMMENDATIONS_SCHEMA } from './recommendations.schema.js';
 
 /**
- * PostgreSQL text-search configuration of the catalog (generated column and queries alike):
- * `english` stems ("shoes" finds "shoe", "running" finds "run") and drops stop words, which
- * suits natural-language questions; `simple` would only lower-case. It must equal the
- * configuration of the generated `search_vector` column (migration 1764460800000).
+ * The recommendations schema's DataSource: the service reads the catalog and records its
+ * answers, the ops CLI imports the catalog (and runs the migrations first, as the service would).
  */
-export const CATALOG_TEXT_SEARCH_CONFIG = 'english';
-
-/** The recommendations schema's DataSource: the service reads and records, the ops CLI imports. */
-export function createRecommendationsDataSource(url: string, poolSize: number, applicationName = 'recommendations'): DataSource {
+export function createRecommendationsDataSource(url: string, poolSize: number, applicationName = 'recommendations'): ServiceDataSource {
   return createServiceDataSource({
     url,
     schema: RECOMMENDATIONS_SCHEMA,
-    entities: [],
-    migrations: [RecommendationsInitial1764460800000],
+    entities: [AdEntity, RecommendationRequestEntity, RecommendationEntity, RecommendationOutboxEntity],
+    migrations: [RecommendationsInitial1764460800000, RecommendationsSearchVectorMetadata1764547200000],
     poolSize,
     applicationName,
   });

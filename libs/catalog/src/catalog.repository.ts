@@ -1,4 +1,5 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryDeepPartialEntity } from 'typeorm';
+import { AdEntity } from './ad.entity.js';
 import type { CatalogAd } from './catalog-validation.js';
 
 /** What `ops ads import` reports: every ad of the file is exactly one of created, updated, unchanged. */
@@ -17,8 +18,11 @@ export interface CatalogAdSummary {
   updated_at: string;
 }
 
-/** Ads per INSERT statement (one JSON parameter each); all chunks share one transaction. */
+/** Ads per INSERT statement (9 parameters each, under PostgreSQL's 65,535); all chunks share one transaction. */
 const CHUNK = 1000;
+
+/** The columns an import may change; updated_at moves only when one of them does. */
+const IMPORTED_COLUMNS = ['product_id', 'product_title', 'weave_summary', 'tail_summary', 'creative_input', 'landing_url', 'keywords', 'active'] as const;
 
 /**
  * Upserts ads by ad_id in ONE transaction: all of the file or nothing. An ad whose fields all
@@ -33,24 +37,19 @@ export async function importCatalog(dataSource: DataSource, ads: CatalogAd[]): P
   let updated = 0;
   await dataSource.transaction(async (manager) => {
     for (let i = 0; i < sorted.length; i += CHUNK) {
-      const rows: { created: boolean }[] = await manager.query(
-        `INSERT INTO recommendations.ads AS a
-           (ad_id, product_id, product_title, weave_summary, tail_summary, creative_input, landing_url, keywords, active, created_at, updated_at)
-         SELECT x.ad_id, x.product_id, x.product_title, x.weave_summary, x.tail_summary, x.creative_input, x.landing_url, x.keywords, x.active, now(), now()
-           FROM jsonb_to_recordset($1::jsonb) AS x(ad_id text, product_id text, product_title text, weave_summary text, tail_summary text,
-                                                    creative_input jsonb, landing_url text, keywords jsonb, active boolean)
-         ON CONFLICT (ad_id) DO UPDATE SET
-           product_id = EXCLUDED.product_id, product_title = EXCLUDED.product_title, weave_summary = EXCLUDED.weave_summary,
-           tail_summary = EXCLUDED.tail_summary, creative_input = EXCLUDED.creative_input, landing_url = EXCLUDED.landing_url,
-           keywords = EXCLUDED.keywords, active = EXCLUDED.active, updated_at = now()
-         WHERE (a.product_id, a.product_title, a.weave_summary, a.tail_summary, a.creative_input, a.landing_url, a.keywords, a.active)
-               IS DISTINCT FROM
-               (EXCLUDED.product_id, EXCLUDED.product_title, EXCLUDED.weave_summary, EXCLUDED.tail_summary, EXCLUDED.creative_input,
-                EXCLUDED.landing_url, EXCLUDED.keywords, EXCLUDED.active)
-         RETURNING (xmax = 0) AS created`,
-        [JSON.stringify(sorted.slice(i, i + CHUNK))],
-      );
-      for (const row of rows) {
+      const result = await manager
+        .createQueryBuilder()
+        .insert()
+        .into(AdEntity)
+        // creative_input is any JSON object: TypeORM's deep-partial type cannot follow an open index signature.
+        .values(sorted.slice(i, i + CHUNK) as QueryDeepPartialEntity<AdEntity>[])
+        // ON CONFLICT (ad_id) DO UPDATE … updated_at = DEFAULT WHERE (any column IS DISTINCT FROM the new value)
+        .orUpdate([...IMPORTED_COLUMNS], ['ad_id'], { skipUpdateIfNoValuesChanged: true })
+        // Raw fragment: xmax = 0 is how PostgreSQL tells an inserted row from an updated one; TypeORM has no API for it.
+        .returning('(xmax = 0) AS created')
+        .updateEntity(false)
+        .execute();
+      for (const row of result.raw as { created: boolean }[]) {
         if (row.created) created++;
         else updated++;
       }
@@ -61,10 +60,13 @@ export async function importCatalog(dataSource: DataSource, ads: CatalogAd[]): P
 
 /** The catalog in ad_id order (for `ops ads list`), with the number of ads in total. */
 export async function listCatalog(dataSource: DataSource, limit: number): Promise<{ ads: CatalogAdSummary[]; total: number }> {
-  const rows: (Omit<CatalogAdSummary, 'updated_at'> & { updated_at: Date })[] = await dataSource.query(
-    `SELECT ad_id, product_id, product_title, active, updated_at FROM recommendations.ads ORDER BY ad_id LIMIT $1`,
-    [limit],
-  );
-  const [{ total }]: { total: number }[] = await dataSource.query(`SELECT count(*)::int AS total FROM recommendations.ads`);
-  return { ads: rows.map((row) => ({ ...row, updated_at: row.updated_at.toISOString() })), total };
+  const [rows, total] = await dataSource.getRepository(AdEntity).findAndCount({
+    select: { ad_id: true, product_id: true, product_title: true, active: true, updated_at: true },
+    order: { ad_id: 'ASC' },
+    take: limit,
+  });
+  return {
+    ads: rows.map(({ ad_id, product_id, product_title, active, updated_at }) => ({ ad_id, product_id, product_title, active, updated_at: updated_at.toISOString() })),
+    total,
+  };
 }

@@ -5,7 +5,7 @@ import { Column, PrimaryColumn } from 'typeorm';
  * change it announces, deleted once JetStream acknowledged it. Each service that has an outbox
  * declares its own entity on its own schema by extending this class.
  */
-export abstract class OutboxEventEntity<Payload = unknown> {
+export abstract class OutboxEventEntity {
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'outbox_pkey' })
   event_id: string;
 
@@ -13,11 +13,15 @@ export abstract class OutboxEventEntity<Payload = unknown> {
   subject: string;
 
   @Column({ type: 'jsonb' })
-  payload: Payload;
+  payload: object;
 
   @Column({ type: 'timestamptz', default: () => 'now()' })
   created_at: Date;
 }
 
 /** An outbox row as written and as relayed (created_at is the database's). */
-export type OutboxEventRow<Payload = unknown> = Pick<OutboxEventEntity<Payload>, 'event_id' | 'subject' | 'payload'>;
+export interface OutboxEventRow<Payload extends object = object> {
+  event_id: string;
+  subject: string;
+  payload: Payload;
+}

@@ -29,6 +29,8 @@ const orQuery = (param: string) =>
 @Injectable()
 export class AdSearchRepository {
   async search(manager: EntityManager, input: { query: string; context: string; contextWeight: number; limit: number }): Promise<AdCandidate[]> {
+    // Raw SQL: the hot path of every recommendation, one statement of tsquery/ts_rank_cd expressions
+    // over the GIN index; a query builder would only wrap these same SQL strings.
     const rows: (Omit<AdCandidate, 'strength'> & { strength: number | string })[] = await manager.query(
       `WITH terms AS (
          SELECT ${orQuery('$1::text')} AS q, length(to_tsvector(${CONFIG}, $1::text)) AS qn,

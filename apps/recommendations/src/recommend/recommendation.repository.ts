@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager, type QueryDeepPartialEntity, type Repository } from 'typeorm';
+import { RecommendationEntity, RecommendationOutboxEntity, RecommendationRequestEntity } from '#libs/catalog';
+import { OutboxRepository, type OutboxEventRow } from '#libs/database';
 import { EventSubjects, type RankedRecommendation, type RecommendationEventDto, type Traffic } from '#libs/contracts';
 import type { AdCandidate } from '../ranking/ad-search.repository.js';
 
@@ -13,11 +15,7 @@ export interface AnswerKey {
 }
 
 /** An outbox row: an event written in the transaction of the recommendation it announces. */
-export interface PendingEvent {
-  event_id: string;
-  subject: string;
-  payload: RecommendationEventDto;
-}
+export type PendingEvent = OutboxEventRow<RecommendationEventDto>;
 
 export type AnswerOutcome =
   | { kind: 'none' }
@@ -30,18 +28,10 @@ export const GENERATED_SUBJECT = `${EventSubjects.recommendationPrefix}generated
 /** `statement_timeout` of the writes that record an answer (the search has its own). */
 const RECORD_TIMEOUT_MS = 5000;
 
-interface StoredRow {
-  recommendation_id: string;
-  ad_id: string;
-  product_id: string;
-  product_title: string;
-  weave_summary: string | null;
-  tail_summary: string | null;
-  creative_input: RankedRecommendation['creative_input'];
-  landing_url: string;
-  score: string | number;
-  created_at: Date;
-}
+type StoredRow = Pick<
+  RecommendationEntity,
+  'recommendation_id' | 'ad_id' | 'product_id' | 'product_title' | 'weave_summary' | 'tail_summary' | 'creative_input' | 'landing_url' | 'score' | 'created_at'
+>;
 
 /** `rec_` and 24 random hex digits (96 bits). */
 export function newRecommendationId(): string {
@@ -69,24 +59,40 @@ function view(row: StoredRow): RankedRecommendation {
 }
 
 /**
- * The recorded answers (schema recommendations). An answer is recorded once per key: the
- * request row's primary key decides which of two concurrent requests records it (INSERT … ON
- * CONFLICT DO NOTHING waits for the other transaction and then does nothing), and the loser
- * returns what the winner recorded. Empty answers are not recorded: there is nothing to repeat.
+ * The recorded answers (schema recommendations, through its TypeORM entities). An answer is
+ * recorded once per key: the request row's primary key decides which of two concurrent requests
+ * records it (INSERT … ON CONFLICT DO NOTHING waits for the other transaction and then does
+ * nothing), and the loser returns what the winner recorded. Empty answers are not recorded:
+ * there is nothing to repeat.
  */
 @Injectable()
 export class RecommendationRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly recommendations: Repository<RecommendationEntity>;
+  private readonly outbox: OutboxRepository<RecommendationEventDto>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.recommendations = dataSource.getRepository(RecommendationEntity);
+    this.outbox = new OutboxRepository(dataSource.getRepository(RecommendationOutboxEntity));
+  }
 
   /** The answer recorded for a key, best first; empty when none was. */
   async findAnswer(key: AnswerKey): Promise<RankedRecommendation[]> {
-    const rows: StoredRow[] = await this.dataSource.query(
-      `SELECT recommendation_id, ad_id, product_id, product_title, weave_summary, tail_summary, creative_input, landing_url, score, created_at
-         FROM recommendations.recommendation
-        WHERE agent_id = $1 AND traffic = $2 AND session_id = $3 AND message_id = $4
-        ORDER BY rank`,
-      [key.agent_id, key.traffic, key.session_id, key.message_id],
-    );
+    const rows = await this.recommendations.find({
+      select: {
+        recommendation_id: true,
+        ad_id: true,
+        product_id: true,
+        product_title: true,
+        weave_summary: true,
+        tail_summary: true,
+        creative_input: true,
+        landing_url: true,
+        score: true,
+        created_at: true,
+      },
+      where: { agent_id: key.agent_id, traffic: key.traffic, session_id: key.session_id, message_id: key.message_id },
+      order: { rank: 'ASC' },
+    });
     return rows.map(view);
   }
 
@@ -101,54 +107,49 @@ export class RecommendationRepository {
     search: (manager: EntityManager) => Promise<(AdCandidate & { score: number })[]>,
   ): Promise<AnswerOutcome> {
     return this.dataSource.transaction(async (manager) => {
+      // Raw SQL: a transaction-local statement_timeout; TypeORM has no API for session settings.
       await manager.query(`SELECT set_config('statement_timeout', $1, true)`, [`${meta.searchTimeoutMs}ms`]);
       const found = await search(manager);
       if (found.length === 0) return { kind: 'none' };
       await manager.query(`SELECT set_config('statement_timeout', $1, true)`, [`${RECORD_TIMEOUT_MS}ms`]);
 
       const createdAt = new Date();
-      const inserted: unknown[] = await manager.query(
-        `INSERT INTO recommendations.recommendation_request (agent_id, traffic, session_id, message_id, request_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT DO NOTHING
-         RETURNING 1`,
-        [key.agent_id, key.traffic, key.session_id, key.message_id, meta.request_id, createdAt],
-      );
-      if (inserted.length === 0) return { kind: 'lost_race' };
+      const inserted = await manager
+        .createQueryBuilder()
+        .insert()
+        .into(RecommendationRequestEntity)
+        .values({ ...key, request_id: meta.request_id, created_at: createdAt })
+        .orIgnore()
+        .returning(['agent_id'])
+        .updateEntity(false)
+        .execute();
+      if ((inserted.raw as unknown[]).length === 0) return { kind: 'lost_race' };
 
       const recommendations: RankedRecommendation[] = found.map((ad) =>
         view({ ...ad, recommendation_id: newRecommendationId(), score: ad.score, created_at: createdAt }),
       );
-      await manager.query(
-        `INSERT INTO recommendations.recommendation
-           (recommendation_id, agent_id, traffic, session_id, message_id, rank, ad_id, product_id, product_title,
-            weave_summary, tail_summary, creative_input, landing_url, score, created_at)
-         SELECT r.recommendation_id, $1, $2, $3, $4, r.rank, r.ad_id, r.product_id, r.product_title,
-                r.weave_summary, r.tail_summary, r.creative_input, r.landing_url, r.score, $5
-           FROM jsonb_to_recordset($6::jsonb) AS r(recommendation_id text, rank smallint, ad_id text, product_id text, product_title text,
-                                                   weave_summary text, tail_summary text, creative_input jsonb, landing_url text, score numeric)`,
-        [
-          key.agent_id,
-          key.traffic,
-          key.session_id,
-          key.message_id,
-          createdAt,
-          JSON.stringify(
-            recommendations.map((r, i) => ({
-              recommendation_id: r.recommendation_id,
-              rank: i + 1,
-              ad_id: r.ad_id,
-              product_id: r.product_id,
-              product_title: r.product_title,
-              weave_summary: r.weave_summary ?? null,
-              tail_summary: r.tail_summary ?? null,
-              creative_input: r.creative_input,
-              landing_url: r.landing_url,
-              score: r.contextual_relevance_score,
-            })),
-          ),
-        ],
-      );
+      const rows = recommendations.map((r, i) => ({
+        ...key,
+        recommendation_id: r.recommendation_id,
+        rank: i + 1,
+        ad_id: r.ad_id,
+        product_id: r.product_id,
+        product_title: r.product_title,
+        weave_summary: r.weave_summary ?? null,
+        tail_summary: r.tail_summary ?? null,
+        creative_input: r.creative_input,
+        landing_url: r.landing_url,
+        score: r.contextual_relevance_score,
+        created_at: createdAt,
+      }));
+      await manager
+        .createQueryBuilder()
+        .insert()
+        .into(RecommendationEntity)
+        // creative_input is any JSON object: TypeORM's deep-partial type cannot follow an open index signature.
+        .values(rows as QueryDeepPartialEntity<RecommendationEntity>[])
+        .updateEntity(false)
+        .execute();
 
       const events: PendingEvent[] = recommendations.map((r) => {
         const eventId = generatedEventId(r.recommendation_id);
@@ -168,27 +169,17 @@ export class RecommendationRepository {
           },
         };
       });
-      await manager.query(
-        `INSERT INTO recommendations.outbox (event_id, subject, payload)
-         SELECT e.event_id, e.subject, e.payload FROM jsonb_to_recordset($1::jsonb) AS e(event_id text, subject text, payload jsonb)`,
-        [JSON.stringify(events)],
-      );
+      await this.outbox.add(manager, events);
       return { kind: 'recorded', recommendations, events };
     });
   }
 
   /** Outbox rows older than `olderThanMs` (the relay's sweep), oldest first. */
-  async pendingEvents(olderThanMs: number, limit = 500): Promise<PendingEvent[]> {
-    return this.dataSource.query(
-      `SELECT event_id, subject, payload FROM recommendations.outbox
-        WHERE created_at <= now() - ($1::int * interval '1 millisecond')
-        ORDER BY created_at, event_id LIMIT $2`,
-      [olderThanMs, limit],
-    );
+  pendingEvents(olderThanMs: number, limit = 500): Promise<PendingEvent[]> {
+    return this.outbox.pendingEvents(olderThanMs, limit);
   }
 
-  async markPublished(eventIds: string[]): Promise<void> {
-    if (eventIds.length === 0) return;
-    await this.dataSource.query(`DELETE FROM recommendations.outbox WHERE event_id = ANY($1::text[])`, [eventIds]);
+  markPublished(eventIds: string[]): Promise<void> {
+    return this.outbox.markPublished(eventIds);
   }
 }
