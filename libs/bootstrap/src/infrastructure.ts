@@ -75,6 +75,7 @@ export function redisProvider(url: string, name: string): Provider {
 export function dependencyChecks(nats?: NatsClient, dataSource?: DataSource, redis?: Redis): DependencyCheck[] {
   const checks: DependencyCheck[] = [];
   if (nats) checks.push({ name: 'nats', probe: () => nats.ping() });
+  // Raw SQL: the cheapest round trip, for readiness.
   if (dataSource) checks.push({ name: 'postgres', probe: () => dataSource.query('SELECT 1') });
   if (redis) checks.push({ name: 'redis', probe: () => redis.ping() });
   return checks;

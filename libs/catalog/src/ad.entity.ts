@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { CatalogAd } from './catalog-validation.js';
+import { AdContentColumns } from './ad-content.entity.js';
 import { RECOMMENDATIONS_SCHEMA } from './recommendations.schema.js';
 
 /**
@@ -21,27 +21,9 @@ export const AD_SEARCH_VECTOR_EXPRESSION =
 @Check('ads_landing_url_check', `landing_url ~* '^https?://'`)
 @Check('ads_keywords_check', `jsonb_typeof(keywords) = 'array'`)
 @Index('ads_search_idx', ['search_vector'], { type: 'gin' })
-export class AdEntity {
+export class AdEntity extends AdContentColumns {
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'ads_pkey' })
   ad_id: string;
-
-  @Column({ type: 'text' })
-  product_id: string;
-
-  @Column({ type: 'text' })
-  product_title: string;
-
-  @Column({ type: 'text', nullable: true })
-  weave_summary: string | null;
-
-  @Column({ type: 'text', nullable: true })
-  tail_summary: string | null;
-
-  @Column({ type: 'jsonb' })
-  creative_input: CatalogAd['creative_input'];
-
-  @Column({ type: 'text' })
-  landing_url: string;
 
   @Column({ type: 'jsonb', default: [] })
   keywords: string[];

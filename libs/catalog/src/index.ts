@@ -2,7 +2,6 @@ export { CATALOG_TEXT_SEARCH_CONFIG, RECOMMENDATIONS_SCHEMA } from './recommenda
 export { createRecommendationsDataSource } from './catalog.data-source.js';
 export { CATALOG_LIMITS, isLandingUrl, validateCatalog, type CatalogAd, type CatalogValidation } from './catalog-validation.js';
 export { importCatalog, listCatalog, type CatalogAdSummary, type CatalogImportResult } from './catalog.repository.js';
-export { AdEntity } from './ad.entity.js';
 export { RecommendationEntity } from './recommendation.entity.js';
 export { RecommendationOutboxEntity } from './recommendation-outbox.entity.js';
 export { RecommendationRequestEntity } from './recommendation-request.entity.js';

@@ -1,6 +1,6 @@
 import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
 import type { Traffic } from '#libs/contracts';
-import type { CatalogAd } from './catalog-validation.js';
+import { AdContentColumns } from './ad-content.entity.js';
 import { RecommendationRequestEntity } from './recommendation-request.entity.js';
 import { RECOMMENDATIONS_SCHEMA } from './recommendations.schema.js';
 
@@ -12,7 +12,7 @@ import { RECOMMENDATIONS_SCHEMA } from './recommendations.schema.js';
 @Check('recommendation_rank_check', 'rank >= 1')
 @Check('recommendation_score_check', 'score >= 0 AND score <= 100')
 @Unique('recommendation_agent_id_traffic_session_id_message_id_rank_key', ['agent_id', 'traffic', 'session_id', 'message_id', 'rank'])
-export class RecommendationEntity {
+export class RecommendationEntity extends AdContentColumns {
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'recommendation_pkey' })
   recommendation_id: string;
 
@@ -42,24 +42,6 @@ export class RecommendationEntity {
 
   @Column({ type: 'text' })
   ad_id: string;
-
-  @Column({ type: 'text' })
-  product_id: string;
-
-  @Column({ type: 'text' })
-  product_title: string;
-
-  @Column({ type: 'text', nullable: true })
-  weave_summary: string | null;
-
-  @Column({ type: 'text', nullable: true })
-  tail_summary: string | null;
-
-  @Column({ type: 'jsonb' })
-  creative_input: CatalogAd['creative_input'];
-
-  @Column({ type: 'text' })
-  landing_url: string;
 
   /** 0–100 with one decimal; PostgreSQL's numeric comes back as a string. */
   @Column({ type: 'numeric', precision: 4, scale: 1 })

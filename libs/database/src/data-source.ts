@@ -18,7 +18,8 @@ function databaseName(url: string): string {
 /**
  * Creates the database of DATABASE_URL when it is missing (DESIGN §2). A service's own role
  * (deploy/postgres/least-privilege.sql) finds it there and needs no other database; creating
- * it takes CREATEDB and a connection to `postgres`.
+ * it takes CREATEDB and a connection to `postgres`. Raw SQL on plain pg clients: the DataSource
+ * cannot connect to a database that does not exist yet.
  */
 export async function ensureDatabase(url: string): Promise<void> {
   const probe = new pg.Client({ connectionString: url });

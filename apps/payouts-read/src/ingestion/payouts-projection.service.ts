@@ -29,6 +29,7 @@ function newestPerKey<T extends { version: number }>(records: T[], keyOf: (recor
  * excluded.version`). So duplicates, redeliveries, replays and any arrival order converge on the
  * newest version of every record.
  */
+// Raw SQL (hot path): one multi-row upsert per table and batch, guarded by version; no entities in schema payouts.
 @Injectable()
 export class PayoutsProjectionService {
   constructor(

@@ -86,6 +86,7 @@ function toStatement(row: StatementRow): PayoutStatement {
 }
 
 /** Reads of the payout read model. Every query is scoped by the caller's agent_id. */
+// Raw SQL (hot path): the payout reads behind the gateway, each one indexed statement; no entities in schema payouts.
 @Injectable()
 export class PayoutsRepository {
   constructor(private readonly dataSource: DataSource) {}

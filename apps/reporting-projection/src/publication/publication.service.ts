@@ -33,6 +33,7 @@ export type CycleOutcome = 'published' | 'not-leader' | 'recently-published' | '
  * connection, so a publisher that dies releases it at once and the next replica's timer takes
  * over within an interval.
  */
+// Raw SQL: the advisory lock, work_mem and the one-row publication state of the hot path; no entities in schema reporting.
 @Injectable()
 export class PublicationService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private timer?: NodeJS.Timeout;

@@ -33,6 +33,7 @@ const TIME_KEY = (d: Date | null) => (d === null ? '-' : String(d.getTime()));
  * lower bound, so a publication reads the day table once for 1d, 7d, 30d, 90d and all together.
  * Every scan is a single bucket range, so it is an index range condition, never a filter.
  */
+// Raw SQL (hot path): generated range scans with FILTERed sums, which a query builder cannot express.
 @Injectable()
 export class RollupQueryRepository {
   constructor(private readonly dataSource: DataSource) {}

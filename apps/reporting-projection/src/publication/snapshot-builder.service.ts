@@ -11,6 +11,7 @@ const DEFAULT_TIMEZONE = 'UTC';
  * Computes the snapshots of many scopes at one processing cutoff with a handful of set-based
  * queries (see RollupQueryRepository): one pass for every period of the cycle.
  */
+// Raw SQL (hot path): set-based reads over every scope of a publication; no entities in schema reporting.
 @Injectable()
 export class SnapshotBuilder {
   constructor(

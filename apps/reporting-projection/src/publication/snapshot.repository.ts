@@ -38,6 +38,7 @@ function fromRow(row: SnapshotRow): Snapshot {
 }
 
 /** Prepared scopes and their published snapshots. */
+// Raw SQL (hot path): a publication writes every snapshot in bulk (unnest arrays); no entities in schema reporting.
 @Injectable()
 export class SnapshotRepository {
   constructor(private readonly dataSource: DataSource) {}

@@ -9,6 +9,7 @@ import { decodeTimezoneChanged } from './timezone-event-decoder.js';
  * replaced only by a strictly newer updated_at: redeliveries, duplicates and out-of-order
  * events change nothing. The next publication computes `today` in the new zone.
  */
+// Raw SQL: an upsert guarded by a newer updated_at, in the projection schema that has no entities.
 @Injectable()
 export class PlatformTimezonesService {
   constructor(private readonly dataSource: DataSource) {}
