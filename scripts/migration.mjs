@@ -50,14 +50,14 @@ function fail(message, code = 2) {
   process.exit(code);
 }
 
-/** Newest modification time of the TypeScript sources the build compiles (0 when there are none: a runtime image). */
+/** Newest modification time of the TypeScript sources under `dir` (0 when there are none: a runtime image). */
 function newestSource(dir) {
   let newest = 0;
   if (!existsSync(dir)) return newest;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules' && entry.name !== 'weave-node') newest = Math.max(newest, newestSource(path));
+      if (entry.name !== 'weave-node') newest = Math.max(newest, newestSource(path));
     } else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
@@ -71,7 +71,9 @@ if (!schema) fail(`unknown schema ${JSON.stringify(schemaName ?? '')}\n${USAGE}`
 const built = join(root, 'dist', `${schema.module}.js`);
 if (!existsSync(built)) fail(`${built} is missing: run \`npm run build\` first`, 1);
 const builtAt = statSync(built).mtimeMs;
-if (Math.max(newestSource(join(root, 'apps')), newestSource(join(root, 'libs'))) > builtAt) {
+// What the module runs: the shared libraries and, for a service's schema, that service's sources.
+const app = schema.module.startsWith('apps/') ? schema.module.split('/').slice(0, 3).join('/') : undefined;
+if (Math.max(newestSource(join(root, 'libs')), app ? newestSource(join(root, app)) : 0) > builtAt) {
   fail('dist/ is older than the sources: run `npm run build` first', 1);
 }
 

@@ -49,7 +49,6 @@ export function partitionByPlatform(ordered: SequencedEvent[], count: number): S
  * are dead-lettered), orders them by stream sequence, splits them by platform, and has each
  * partition's BatchPlan written in its own transaction (ProjectionRepository).
  */
-// Raw SQL (hot path): multi-row upserts with max()/watermark guards in lock order; no entities in schema reporting.
 @Injectable()
 export class ProjectionService {
   /**
