@@ -12,6 +12,8 @@ import { join } from 'node:path';
 
 const ROOT = process.cwd();
 const LIB = join(ROOT, 'libs', 'weave-node');
+/** The modules of libs/weave-node/src, each built to ESM and CJS with its declarations. */
+const MODULES = ['client', 'errors', 'index', 'transport', 'types', 'wire'];
 const BIN = join(ROOT, 'node_modules', '.bin');
 const TSC_4_0 = join(ROOT, 'node_modules', 'typescript-4.0', 'bin', 'tsc');
 const API_KEY = 'sk_test_PackagingSecretKey_42';
@@ -83,13 +85,9 @@ describe('@vendor/weave-node packed tarball', () => {
   it('holds only dist (ESM, CJS, declarations), README.md and package.json; no runtime dependencies', async () => {
     const expected = [
       'README.md',
-      'dist/cjs/index.cjs',
-      'dist/cjs/index.d.cts',
-      'dist/cjs/index.d.ts',
-      'dist/esm/index.d.mts',
-      'dist/esm/index.mjs',
+      ...MODULES.flatMap((m) => [`dist/cjs/${m}.cjs`, `dist/cjs/${m}.d.cts`, `dist/cjs/${m}.d.ts`, `dist/esm/${m}.d.mts`, `dist/esm/${m}.mjs`]),
       'package.json',
-    ];
+    ].sort();
     expect(packedFiles).toEqual(expected);
     // What is inside the archive itself, not only what npm reported.
     const listed = (await ok('tar', ['-tzf', tarball], work))
@@ -398,8 +396,8 @@ describe('@vendor/weave-node on a runtime without fetch, AbortSignal.timeout and
   });
 
   it('the built code calls none of the newer globals Node 16 lacks', () => {
-    for (const file of ['dist/esm/index.mjs', 'dist/cjs/index.cjs']) {
-      const code = readFileSync(join(consumer, 'node_modules', '@vendor', 'weave-node', file), 'utf8');
+    for (const [dir, extension] of [['esm', '.mjs'], ['cjs', '.cjs']]) {
+      const code = MODULES.map((m) => readFileSync(join(consumer, 'node_modules', '@vendor', 'weave-node', 'dist', dir, `${m}${extension}`), 'utf8')).join('\n');
       // Calls only: the source's comments name these APIs to say they are not used.
       for (const call of [/\bfetch\s*\(/, /\bstructuredClone\s*\(/, /AbortSignal\.(timeout|any)\s*\(/, /\.findLast\s*\(/, /\.toSorted\s*\(/, /Promise\.withResolvers/]) {
         expect(code).not.toMatch(call);
