@@ -7,19 +7,12 @@ import {
   type PrivateRedis,
   type TestNats,
 } from '../support/index.js';
-import {
-  buildWorkload,
-  compareWithModel,
-  connectFaultProducer,
-  metricValue,
-  ops,
-  report,
-  startService,
-  waitCaughtUp,
-  type Producer,
-  type PublishResult,
-  type ServiceProcess,
-} from './harness.js';
+import { waitCaughtUp } from './support/consumer.js';
+import { report } from './support/figures.js';
+import { compareWithModel } from './support/model-comparison.js';
+import { connectFaultProducer, type Producer, type PublishResult } from './support/producer.js';
+import { metricValue, ops, startService, type ServiceProcess } from './support/services.js';
+import { buildWorkload } from './support/workload.js';
 
 /**
  * Faults 5 and 6, over real HTTP against the gateway and reporting-projection as child

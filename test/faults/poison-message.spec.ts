@@ -5,22 +5,15 @@ import {
   type PrivateRedis,
   type TestNats,
 } from '../support/index.js';
-import {
-  allScopes,
-  buildWorkload,
-  compareWithModel,
-  startFaultServers,
-  stopFaultServers,
-  consumerState,
-  deadLetters,
-  registerScopes,
-  report,
-  reportsPublishedAfter,
-  startService,
-  waitCaughtUp,
-  type Producer,
-  type ServiceProcess,
-} from './harness.js';
+import { consumerState, waitCaughtUp } from './support/consumer.js';
+import { deadLetters } from './support/dead-letters.js';
+import { report } from './support/figures.js';
+import { compareWithModel } from './support/model-comparison.js';
+import type { Producer } from './support/producer.js';
+import { allScopes, registerScopes, reportsPublishedAfter } from './support/reports.js';
+import { startFaultServers, stopFaultServers } from './support/servers.js';
+import { startService, type ServiceProcess } from './support/services.js';
+import { buildWorkload } from './support/workload.js';
 
 /**
  * Fault 8: poison messages at the head of the stream, with valid events behind them.

@@ -4,25 +4,15 @@ import {
   type PrivateRedis,
   type TestNats,
 } from '../support/index.js';
-import {
-  allScopes,
-  buildWorkload,
-  compareWithModel,
-  startFaultServers,
-  stopFaultServers,
-  consumerState,
-  deadLetters,
-  metricValue,
-  modelRows,
-  readModelRows,
-  registerScopes,
-  report,
-  reportsPublishedAfter,
-  startService,
-  waitCaughtUp,
-  type Producer,
-  type ServiceProcess,
-} from './harness.js';
+import { consumerState, waitCaughtUp } from './support/consumer.js';
+import { deadLetters } from './support/dead-letters.js';
+import { report } from './support/figures.js';
+import { compareWithModel, modelRows, readModelRows } from './support/model-comparison.js';
+import type { Producer } from './support/producer.js';
+import { allScopes, registerScopes, reportsPublishedAfter } from './support/reports.js';
+import { startFaultServers, stopFaultServers } from './support/servers.js';
+import { metricValue, startService, type ServiceProcess } from './support/services.js';
+import { buildWorkload } from './support/workload.js';
 
 /**
  * Fault 3: PostgreSQL stops with `pg_ctl -m immediate` (no checkpoint: crash recovery at the

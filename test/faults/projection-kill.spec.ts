@@ -4,26 +4,15 @@ import {
   type PrivateRedis,
   type TestNats,
 } from '../support/index.js';
-import {
-  allScopes,
-  buildWorkload,
-  compareWithModel,
-  startFaultServers,
-  stopFaultServers,
-  consumerState,
-  deadLetters,
-  modelRows,
-  prepareProjectionConsumer,
-  stopwatch,
-  readModelRows,
-  registerScopes,
-  report,
-  reportsPublishedAfter,
-  startService,
-  waitCaughtUp,
-  type Producer,
-  type ServiceProcess,
-} from './harness.js';
+import { consumerState, prepareProjectionConsumer, waitCaughtUp } from './support/consumer.js';
+import { deadLetters } from './support/dead-letters.js';
+import { report, stopwatch } from './support/figures.js';
+import { compareWithModel, modelRows, readModelRows } from './support/model-comparison.js';
+import type { Producer } from './support/producer.js';
+import { allScopes, registerScopes, reportsPublishedAfter } from './support/reports.js';
+import { startFaultServers, stopFaultServers } from './support/servers.js';
+import { startService, type ServiceProcess } from './support/services.js';
+import { buildWorkload } from './support/workload.js';
 
 /**
  * Fault 1: reporting-projection is killed with SIGKILL while it ingests 200,000 events (a batch

@@ -6,28 +6,15 @@ import {
   type PrivateRedis,
   type TestNats,
 } from '../support/index.js';
-import {
-  allScopes,
-  buildWorkload,
-  compareWithModel,
-  concurrencyTrouble,
-  contentionWorkload,
-  concatenate,
-  startFaultServers,
-  stopFaultServers,
-  deadLetters,
-  metricValue,
-  modelRows,
-  readModelRows,
-  registerScopes,
-  report,
-  reportsPublishedAfter,
-  requestReport,
-  startService,
-  waitCaughtUp,
-  type Producer,
-  type ServiceProcess,
-} from './harness.js';
+import { waitCaughtUp } from './support/consumer.js';
+import { deadLetters } from './support/dead-letters.js';
+import { report } from './support/figures.js';
+import { compareWithModel, modelRows, readModelRows } from './support/model-comparison.js';
+import type { Producer } from './support/producer.js';
+import { allScopes, registerScopes, reportsPublishedAfter, requestReport } from './support/reports.js';
+import { startFaultServers, stopFaultServers } from './support/servers.js';
+import { concurrencyTrouble, metricValue, startService, type ServiceProcess } from './support/services.js';
+import { buildWorkload, concatenate, contentionWorkload } from './support/workload.js';
 
 /**
  * Faults 2 and 7: two reporting-projection replicas share the durable consumer and the
