@@ -20,7 +20,7 @@ import {
 
 /**
  * Response schemas of the /agent-payouts/me endpoints for the OpenAPI document (DESIGN §5).
- * They describe the reply interfaces of libs/contracts (payouts.dto.ts), which stay the
+ * They describe the reply interfaces of libs/contracts (payouts-replies.ts), which stay the
  * definition: `implements` makes the compiler refuse a class that lacks a field.
  */
 
