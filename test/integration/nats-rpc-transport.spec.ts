@@ -174,6 +174,15 @@ describe('NatsRpcClient → NatsRpcServer', () => {
     expect(Date.now() - started).toBeLessThan(590);
   });
 
+  it('waits the timeout a request carries instead of the client timeout, shorter or longer', async () => {
+    const started = Date.now();
+    const early = await firstValueFrom(client.send(SLOW, withRequestId({ ms: 600 }, 'req-short', { timeoutMs: 100 }))).catch((e: unknown) => e);
+    expect(early).toMatchObject({ code: 'unavailable', answered: false });
+    expect(Date.now() - started).toBeLessThan(290);
+    // The client gives up after 300 ms; this request may wait a second for its 500 ms answer.
+    await expect(firstValueFrom(client.send(SLOW, withRequestId({ ms: 500 }, 'req-long', { timeoutMs: 1000 })))).resolves.toEqual({ done: true });
+  });
+
   it('fails at once when nobody listens on the subject (no responders)', async () => {
     const error = await ask('test.v1.nobody', {}).catch((e: unknown) => e);
     expect(error).toMatchObject({ subject: 'test.v1.nobody', code: 'unavailable', answered: false });

@@ -20,7 +20,7 @@ export {
 export { serveRpc, requestRpc, requestRpcJson, SerializedResult, RpcHandlerError, RpcUnavailableError, type RpcContext } from './rpc.js';
 export { OutboxRelay, type OutboxEvent, type OutboxStore, type OutboxRelayOptions } from './outbox-relay.js';
 export { NatsRpcServer, type NatsRpcServerOptions } from './transport/nats-rpc.server.js';
-export { NatsRpcClient, RpcCallError, withRequestId, type NatsRpcClientOptions } from './transport/nats-rpc.client.js';
+export { NatsRpcClient, NatsRpcRecord, RpcCallError, withRequestId, type NatsRpcClientOptions } from './transport/nats-rpc.client.js';
 export { RpcValidationPipe } from './transport/rpc-validation.pipe.js';
 export { RpcErrorFilter } from './transport/rpc-error.filter.js';
 export { RawJson, decodeReply, encodeRequest } from './transport/rpc-wire.js';

@@ -26,18 +26,38 @@ export class RpcCallError extends Error {
 export interface NatsRpcClientOptions {
   /** The process's NATS connection (NatsClient.connection); the client never closes it. */
   connection: NatsConnection;
-  /** How long a request waits for its reply. */
+  /** How long a request waits for its reply, unless its record names its own timeout. */
   timeoutMs: number;
   /** Results come back as RawJson (unparsed bytes, copied) instead of parsed values. */
   rawResults?: boolean;
 }
 
-/** The payload of a request with its request id, as `client.send(subject, withRequestId(…))`. */
-export function withRequestId<T>(payload: T, requestId: string | undefined): NatsRecord<T, MsgHdrs | undefined> {
-  if (!requestId) return new NatsRecord(payload, undefined);
-  const headers = natsHeaders();
-  headers.set(REQUEST_ID_HEADER, requestId);
-  return new NatsRecord(payload, headers);
+/**
+ * A request's payload with its NATS headers and, when the call has a deadline of its own (POST
+ * /agent/recommend waits for the caller's latency budget), the timeout of this one request in
+ * place of the client's.
+ */
+export class NatsRpcRecord<T = unknown> extends NatsRecord<T, MsgHdrs | undefined> {
+  constructor(
+    data: T,
+    headers: MsgHdrs | undefined,
+    readonly timeoutMs?: number,
+  ) {
+    super(data, headers);
+  }
+}
+
+/**
+ * The payload of a request with its request id (header `X-Request-Id`) and optionally its own
+ * timeout, as `client.send(subject, withRequestId(payload, id, { timeoutMs }))`.
+ */
+export function withRequestId<T>(payload: T, requestId: string | undefined, options: { timeoutMs?: number } = {}): NatsRpcRecord<T> {
+  let headers: MsgHdrs | undefined;
+  if (requestId) {
+    headers = natsHeaders();
+    headers.set(REQUEST_ID_HEADER, requestId);
+  }
+  return new NatsRpcRecord(payload, headers, options.timeoutMs);
 }
 
 /**
@@ -46,7 +66,8 @@ export function withRequestId<T>(payload: T, requestId: string | undefined): Nat
  * request; this client uses the connection's request multiplexer instead (one wildcard inbox
  * subscription for all requests), measured at a third more requests per second through the
  * gateway (docs/benchmarks.md). Replies are in the wire format of rpc-wire.ts. "No responders"
- * (NATS answers at once when nobody listens) and timeouts reject with an RpcCallError.
+ * (NATS answers at once when nobody listens) and timeouts reject with an RpcCallError. A request
+ * waits `timeoutMs`, or the timeout its NatsRpcRecord carries.
  */
 export class NatsRpcClient extends ClientProxy {
   constructor(private readonly options: NatsRpcClientOptions) {
@@ -77,7 +98,8 @@ export class NatsRpcClient extends ClientProxy {
       callback({ err: new RpcCallError(subject, 'invalid_request', (error as Error).message, false) });
       return () => undefined;
     }
-    this.options.connection.request(subject, data, { timeout: this.options.timeoutMs, headers: record?.headers }).then(
+    const timeout = record instanceof NatsRpcRecord && record.timeoutMs !== undefined ? record.timeoutMs : this.options.timeoutMs;
+    this.options.connection.request(subject, data, { timeout, headers: record?.headers }).then(
       (msg) => {
         let reply;
         try {
