@@ -5,11 +5,10 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { LOGGER } from '#libs/bootstrap';
 import { TIME_RANGES, type PreparingReport, type Report } from '#libs/contracts';
-import { NatsClient } from '#libs/nats';
 import { IdentityCacheService } from '../../apps/gateway/src/auth/identity-cache.service.js';
 import { RateLimitService } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
-import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { API_KEY_SECURITY, buildOpenApiDocument } from '../../apps/gateway/src/docs/api-docs.js';
+import { DOWNSTREAM } from '../../apps/gateway/src/http/downstream-services.js';
 import { ReportingController } from '../../apps/gateway/src/reporting/reporting.controller.js';
 import { PREPARING_EXAMPLE, REPORT_EXAMPLE } from '../../apps/gateway/src/reporting/reporting.dto.js';
 
@@ -47,8 +46,7 @@ interface Schema {
 @Module({
   controllers: [ReportingController],
   providers: [
-    { provide: NatsClient, useValue: {} },
-    { provide: GatewayEnv, useValue: new GatewayEnv() },
+    { provide: DOWNSTREAM.reporting.client, useValue: {} },
     { provide: LOGGER, useValue: {} },
     { provide: IdentityCacheService, useValue: {} },
     { provide: RateLimitService, useValue: {} },

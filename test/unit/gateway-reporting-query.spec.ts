@@ -1,6 +1,10 @@
-import { parseReportingQuery } from '../../apps/gateway/src/reporting/reporting-query.js';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import fc from 'fast-check';
+import { ReportQueryDto, passesReportQueryFastCheck } from '../../apps/gateway/src/reporting/report-query.dto.js';
+import { validateQuery } from '../support/http-input.js';
 
-describe('parseReportingQuery', () => {
+describe('the query of GET /agent/reporting (RawInputGuard, then ReportQueryDto)', () => {
   it.each([
     ['/agent/reporting', '30d'],
     ['/agent/reporting?', '30d'],
@@ -13,8 +17,8 @@ describe('parseReportingQuery', () => {
     ['/agent/reporting?time_range=%37d', '7d'],
     ['/agent/reporting?time%5Frange=all', 'all'],
     ['/agent/reporting?time_range=7d&', '7d'],
-  ])('%s → %s', (url, timeRange) => {
-    expect(parseReportingQuery(url)).toEqual({ ok: true, time_range: timeRange });
+  ])('%s → %s', async (url, timeRange) => {
+    expect(await validateQuery(url, ReportQueryDto)).toEqual({ ok: true, value: { time_range: timeRange } });
   });
 
   it.each([
@@ -32,9 +36,33 @@ describe('parseReportingQuery', () => {
     ['/agent/reporting?start=2026-01-01', /Unsupported query parameter/],
     ['/agent/reporting?=7d', /Unsupported query parameter ""/],
     ['/agent/reporting?time_range=%ZZ', /percent-encoding/],
-  ])('%s → 422', (url, detail) => {
-    const result = parseReportingQuery(url);
-    expect(result.ok).toBe(false);
+  ])('%s → 422', async (url, detail) => {
+    const result = await validateQuery(url, ReportQueryDto);
+    expect(result).toMatchObject({ ok: false, slug: 'invalid-query' });
     if (!result.ok) expect(result.detail).toMatch(detail);
+  });
+
+  it('words the reasons as the API reference shows them', async () => {
+    expect(await validateQuery('/agent/reporting?time_range=2w', ReportQueryDto)).toMatchObject({
+      detail: 'Unsupported time_range "2w". Allowed values of time_range: today, 1d, 7d, 30d, 90d, all.',
+    });
+    expect(await validateQuery('/agent/reporting?agent_id=x', ReportQueryDto)).toMatchObject({
+      detail: 'Unsupported query parameter "agent_id": time_range is the only supported parameter.',
+    });
+  });
+
+  it('has a fast check that accepts only what the DTO accepts', () => {
+    const value = fc.oneof(fc.constantFrom('today', '1d', '7d', '30d', '90d', 'all', '', '7D', 'x'), fc.string({ maxLength: 4 }), fc.array(fc.constant('7d'), { maxLength: 2 }));
+    const query = fc.dictionary(fc.constantFrom('time_range', 'agent_id', '', 'TIME_RANGE'), value, { maxKeys: 3 });
+    let accepted = 0;
+    fc.assert(
+      fc.property(query, (q) => {
+        if (!passesReportQueryFastCheck(q)) return;
+        accepted++;
+        expect(validateSync(plainToInstance(ReportQueryDto, q), { whitelist: true, forbidNonWhitelisted: true })).toEqual([]);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(accepted).toBeGreaterThan(0);
   });
 });

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { passesPayoutHistoryListRequestFastCheck, passesPayoutStatementsListRequestFastCheck } from '#libs/contracts';
-import { HISTORY_PARAMETERS, NO_PARAMETERS, STATEMENTS_PARAMETERS, parsePayoutsQuery } from '../../apps/gateway/src/payouts/payouts-query.js';
+import { NoQueryDto } from '../../apps/gateway/src/http/no-query.dto.js';
+import { PayoutHistoryQueryDto, PayoutStatementsQueryDto } from '../../apps/gateway/src/payouts/payouts-query.dto.js';
+import { validateQuery } from '../support/http-input.js';
 
-describe('parsePayoutsQuery', () => {
+describe('the queries of GET /agent-payouts/me/* (RawInputGuard, then the query DTOs)', () => {
   it.each([
     ['/agent-payouts/me/statements', {}],
     ['/agent-payouts/me/statements?', {}],
@@ -12,8 +14,8 @@ describe('parsePayoutsQuery', () => {
     ['/agent-payouts/me/statements?page=9007199254740991', { page: Number.MAX_SAFE_INTEGER }],
     ['/agent-payouts/me/statements?&&status=%42LOCKED&', { status: 'BLOCKED' }],
     ['/agent-payouts/me/statements?page%5Fsize=5#page=0', { page_size: 5 }],
-  ])('%s', (url, query) => {
-    expect(parsePayoutsQuery(url, STATEMENTS_PARAMETERS)).toEqual({ ok: true, query });
+  ])('%s', async (url, query) => {
+    expect(await validateQuery(url, PayoutStatementsQueryDto)).toEqual({ ok: true, value: query });
   });
 
   it.each([
@@ -23,19 +25,20 @@ describe('parsePayoutsQuery', () => {
     ['?status=Paid', /Unsupported status "Paid"\. Allowed values of status: LOCKED, BLOCKED, FAILED, PAID\./],
     ['?agent_id=agent_other', /Unsupported query parameter "agent_id": supported parameters: page, page_size, status\./],
     [`?${'n'.repeat(500)}=1`, /"n{64}…"/],
-  ])('refuses %s', (query, detail) => {
-    const result = parsePayoutsQuery(`/agent-payouts/me/statements${query}`, STATEMENTS_PARAMETERS);
-    expect(result.ok).toBe(false);
+  ])('refuses %s', async (query, detail) => {
+    const result = await validateQuery(`/agent-payouts/me/statements${query}`, PayoutStatementsQueryDto);
+    expect(result).toMatchObject({ ok: false, slug: 'invalid-query' });
     if (!result.ok) expect(result.detail).toMatch(detail);
   });
 
-  it('takes no parameter where none is allowed, and no status on history', () => {
-    expect(parsePayoutsQuery('/agent-payouts/me/balance?page=1', NO_PARAMETERS)).toEqual({
+  it('takes no parameter where none is allowed, and no status on history', async () => {
+    expect(await validateQuery('/agent-payouts/me/balance?page=1', NoQueryDto)).toEqual({
       ok: false,
+      slug: 'invalid-query',
       detail: 'Unsupported query parameter "page": this endpoint takes no query parameters.',
     });
-    expect(parsePayoutsQuery('/agent-payouts/me/balance', NO_PARAMETERS)).toEqual({ ok: true, query: {} });
-    expect(parsePayoutsQuery('/agent-payouts/me/history?status=PAID', HISTORY_PARAMETERS).ok).toBe(false);
+    expect(await validateQuery('/agent-payouts/me/balance', NoQueryDto)).toEqual({ ok: true, value: {} });
+    expect((await validateQuery('/agent-payouts/me/history?status=PAID', PayoutHistoryQueryDto)).ok).toBe(false);
   });
 
   // The gateway refuses with 422 exactly what payouts-read would refuse (so a valid query never
@@ -48,16 +51,16 @@ describe('parsePayoutsQuery', () => {
   const name = fc.constantFrom('page', 'page_size', 'status', 'sort');
 
   it.each([
-    ['statements', STATEMENTS_PARAMETERS, passesPayoutStatementsListRequestFastCheck],
-    ['history', HISTORY_PARAMETERS, passesPayoutHistoryListRequestFastCheck],
-  ] as const)('agrees with the payouts-read request validation of %s', (_what, allowed, service) => {
-    fc.assert(
-      fc.property(fc.uniqueArray(fc.tuple(name, value), { selector: ([n]) => n, maxLength: 4 }), (pairs) => {
+    ['statements', PayoutStatementsQueryDto, passesPayoutStatementsListRequestFastCheck],
+    ['history', PayoutHistoryQueryDto, passesPayoutHistoryListRequestFastCheck],
+  ] as const)('agrees with the payouts-read request validation of %s', async (_what, dto, service) => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(fc.tuple(name, value), { selector: ([n]) => n, maxLength: 4 }), async (pairs) => {
         const url = `/x?${pairs.map(([n, v]) => `${n}=${encodeURIComponent(v)}`).join('&')}`;
-        const parsed = parsePayoutsQuery(url, allowed);
+        const parsed = await validateQuery(url, dto);
         const request = { agent_id: 'agent_1', ...Object.fromEntries(pairs) };
         expect(parsed.ok).toBe(service(request));
-        if (parsed.ok) expect(service({ agent_id: 'agent_1', ...parsed.query })).toBe(true);
+        if (parsed.ok) expect(service({ agent_id: 'agent_1', ...parsed.value })).toBe(true);
       }),
       { numRuns: 2000 },
     );

@@ -1,7 +1,9 @@
 import { isIanaTimezone } from '#libs/contracts';
 import { cacheControlMaxAgeMs } from '../../apps/gateway/src/auth/id-token.verifier.js';
 import { rolesOf } from '../../apps/gateway/src/auth/id-token.guard.js';
-import { isJsonContentType, parseOnboardingBody } from '../../apps/gateway/src/onboarding/onboarding-body.js';
+import { isJsonContentType } from '../../apps/gateway/src/http/raw-input.guard.js';
+import { UpdateOnboardingRequestDto } from '../../apps/gateway/src/onboarding/onboarding.dto.js';
+import { validateBody } from '../support/http-input.js';
 
 describe('isIanaTimezone (shared by gateway, timezone-settings and reporting)', () => {
   it('accepts every zone the runtime lists', () => {
@@ -16,11 +18,11 @@ describe('isIanaTimezone (shared by gateway, timezone-settings and reporting)', 
   );
 });
 
-describe('PATCH /agent/update-onboarding body', () => {
-  it('is exactly {reporting_timezone: <IANA name>}', () => {
-    expect(parseOnboardingBody({ reporting_timezone: 'Australia/Lord_Howe' })).toEqual({ ok: true, reporting_timezone: 'Australia/Lord_Howe' });
+describe('PATCH /agent/update-onboarding body (UpdateOnboardingRequestDto)', () => {
+  it('is exactly {reporting_timezone: <IANA name>}', async () => {
+    expect(await validateBody({ reporting_timezone: 'Australia/Lord_Howe' }, UpdateOnboardingRequestDto)).toEqual({ ok: true, value: { reporting_timezone: 'Australia/Lord_Howe' } });
     for (const body of [null, [], 'UTC', {}, { reporting_timezone: 5 }, { reporting_timezone: '+05:00' }, { reporting_timezone: 'UTC', x: 1 }]) {
-      expect(parseOnboardingBody(body).ok).toBe(false);
+      expect(await validateBody(body, UpdateOnboardingRequestDto)).toMatchObject({ ok: false, slug: 'invalid-body' });
     }
   });
 

@@ -2,10 +2,13 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHttpApp } from '#libs/bootstrap';
 import type { Logger } from '#libs/observability';
 import { GatewayEnv } from './config/gateway.env.js';
-import { buildOpenApiDocument, installApiDocs } from './docs/api-docs.js';
+import { buildOpenApiDocument } from './docs/api-docs.js';
+import { OpenApiDocument } from './docs/openapi-document.js';
 import { GatewayModule } from './gateway.module.js';
+import { HttpValidationPipe } from './http/http-validation.pipe.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 import { problemForStatus } from './http/problem.js';
+import { RpcCallFilter } from './http/rpc-call.filter.js';
 
 /** Builds the gateway; main.ts and the tests both start it through here. */
 export async function createGatewayApp(env: GatewayEnv, logger: Logger): Promise<NestFastifyApplication> {
@@ -16,7 +19,10 @@ export async function createGatewayApp(env: GatewayEnv, logger: Logger): Promise
     // Fastify's own answers (malformed URL or HTTP message, shutting down) use the gateway's problem types.
     problem: problemForStatus,
   });
-  app.useGlobalFilters(new ProblemDetailsFilter(logger));
-  installApiDocs(app, buildOpenApiDocument(app), logger);
+  app.useGlobalPipes(new HttpValidationPipe());
+  // The filter registered last is asked first: failed request/replies, then every other error.
+  const problems = new ProblemDetailsFilter(logger);
+  app.useGlobalFilters(problems, new RpcCallFilter(problems, logger));
+  app.get(OpenApiDocument).publish(buildOpenApiDocument(app));
   return app;
 }

@@ -1,7 +1,8 @@
 /**
- * Recommendation path contracts (issue 5): the wire body of `POST /agent/recommend` (what
- * @vendor/weave-node sends), the request/reply of the recommendations service, and the tracking
- * token the gateway signs into `exposure_url` / `click_url`.
+ * Recommendation path contracts (issue 5): the reply of the recommendations service, the answer
+ * of `POST /agent/recommend` and the tracking token the gateway signs into `exposure_url` /
+ * `click_url`. The HTTP body and the request of `recommendations.v1.recommend` are DTO classes
+ * (recommendations.validation.ts).
  *
  * The gateway validates the HTTP body and resolves the caller's platform and traffic from the API
  * key; the service never sees the key and trusts only `agent_id` / `traffic` from the gateway.
@@ -14,37 +15,6 @@ export const RECOMMEND_MIN_LATENCY_BUDGET_MS = 50;
 export const RECOMMEND_MAX_LATENCY_BUDGET_MS = 10000;
 /** At most this many recommendations per answer ("at most a few"). */
 export const RECOMMEND_MAX_RESULTS = 3;
-
-export interface RecommendConversationMessage {
-  role: string;
-  content: string;
-  id?: string;
-}
-
-/** JSON body of `POST /agent/recommend` (snake_case of the SPEC's subscription options). */
-export interface RecommendHttpBody {
-  session_id: string;
-  message_id: string;
-  query: string;
-  latency_budget_ms?: number;
-  messages?: RecommendConversationMessage[];
-  locale?: string;
-  geo?: string;
-  user_id?: string;
-  model?: string;
-  platform_id?: string;
-  platform_surface?: string;
-}
-
-/** Request of `recommendations.v1.recommend`: the HTTP body plus who asks. */
-export interface RecommendRequest extends RecommendHttpBody {
-  agent_id: string;
-  traffic: Traffic;
-  /** Effective budget after defaulting and clamping (ms). */
-  latency_budget_ms: number;
-  /** Request id of the HTTP call, echoed as `request_id` for log correlation. */
-  request_id: string;
-}
 
 /** One ranked ad as the service returns it; the gateway adds the signed tracking URLs. */
 export interface RankedRecommendation {

@@ -1,97 +1,193 @@
-import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength, registerDecorator, type ValidationOptions } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiSchema, OmitType } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsPositive,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateBy,
+  ValidateNested,
+} from 'class-validator';
 import { TRAFFICS, type Traffic } from './recommendation-event.dto.js';
-import type { RecommendConversationMessage, RecommendRequest } from './recommendations.dto.js';
+import {
+  RECOMMEND_DEFAULT_LATENCY_BUDGET_MS,
+  RECOMMEND_MAX_LATENCY_BUDGET_MS,
+  RECOMMEND_MIN_LATENCY_BUDGET_MS,
+} from './recommendations.dto.js';
+import { OptionalText, PresentText, RequiredText, SkipIfAbsent, shownValue } from './validators.js';
 
 /**
- * Validation of `recommendations.v1.recommend` requests (issue 5), as the recommendations
- * service applies it. The gateway validates the HTTP body with its own, stricter limits first;
- * these bounds only keep a malformed or oversized internal request out (they are at least as
- * lenient as the gateway's, so no request the gateway accepted is refused here).
+ * The body of `POST /agent/recommend` (what @vendor/weave-node sends), defined once: the class
+ * carries the validation the gateway applies and the OpenAPI schema it documents, and the
+ * request of `recommendations.v1.recommend` is derived from it (the same fields and bounds,
+ * plus the platform, traffic and request id the gateway adds). SPEC leaves the bounds open;
+ * these are ours.
  */
 export const RECOMMEND_REQUEST_LIMITS = {
-  idLength: 500,
-  queryLength: 10000,
-  messages: 500,
-  messageContentLength: 100000,
-  messageRoleLength: 100,
-  optionalTextLength: 1000,
+  /** session_id, message_id, messages[].id. */
+  idLength: 200,
+  queryLength: 2000,
+  messages: 50,
+  messageRoleLength: 50,
+  messageContentLength: 8000,
+  localeLength: 35,
+  /** user_id, model, platform_id, platform_surface. */
+  optionalTextLength: 200,
 } as const;
 
-const MESSAGE_FIELDS = new Set(['role', 'content', 'id']);
+const LIMITS = RECOMMEND_REQUEST_LIMITS;
+/** Follows "… is required" for a missing top-level field. */
+const BODY_HINT = 'Send {"session_id": "…", "message_id": "…", "query": "…"} with the optional fields of the API reference.';
+const ID = { type: 'string', minLength: 1, maxLength: LIMITS.idLength } as const;
+const OPTIONAL_TEXT = { type: 'string', minLength: 1, maxLength: LIMITS.optionalTextLength } as const;
+const MESSAGES = '$property must be an array of {role, content, id?} objects.';
 
-/** Whether a value is a conversation history: an array of `{ role, content, id? }` with string fields. */
-export function isConversation(value: unknown): value is RecommendConversationMessage[] {
-  if (!Array.isArray(value) || value.length > RECOMMEND_REQUEST_LIMITS.messages) return false;
-  return value.every((message) => {
-    if (typeof message !== 'object' || message === null || Array.isArray(message)) return false;
-    const m = message as Record<string, unknown>;
-    return (
-      Object.keys(m).every((key) => MESSAGE_FIELDS.has(key)) &&
-      typeof m.role === 'string' &&
-      m.role.length <= RECOMMEND_REQUEST_LIMITS.messageRoleLength &&
-      typeof m.content === 'string' &&
-      m.content.length <= RECOMMEND_REQUEST_LIMITS.messageContentLength &&
-      (m.id === undefined || (typeof m.id === 'string' && m.id.length <= RECOMMEND_REQUEST_LIMITS.idLength))
-    );
+/** A latency budget is brought into the served range (not the caller's error); other values are left for validation to refuse. */
+export function effectiveLatencyBudget(value: unknown): unknown {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) return value;
+  return Math.round(Math.min(RECOMMEND_MAX_LATENCY_BUDGET_MS, Math.max(RECOMMEND_MIN_LATENCY_BUDGET_MS, value)));
+}
+
+function IsLocaleTag(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isLocaleTag',
+    validator: {
+      validate: (value: unknown) => {
+        try {
+          return typeof value === 'string' && Intl.getCanonicalLocales(value).length === 1;
+        } catch {
+          return false;
+        }
+      },
+      defaultMessage: (args) => `$property must be a BCP 47 language tag such as "en-US" (got ${shownValue(args?.value)}).`,
+    },
   });
 }
 
-function IsConversation(options?: ValidationOptions): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'isConversation',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      options: {
-        message: `${String(propertyName)} must be an array of at most ${RECOMMEND_REQUEST_LIMITS.messages} objects with string role and content (and optional string id)`,
-        ...options,
-      },
-      validator: { validate: (value: unknown) => isConversation(value) },
-    });
+@ApiSchema({ name: 'ConversationMessage', description: 'One message of the conversation history.' })
+export class ConversationMessageDto {
+  @ApiProperty({ type: 'string', minLength: 1, maxLength: LIMITS.messageRoleLength, description: 'Who wrote it, e.g. user or assistant.', example: 'user' })
+  @RequiredText(LIMITS.messageRoleLength)
+  role: string;
+
+  @ApiProperty({ type: 'string', maxLength: LIMITS.messageContentLength, description: 'The text of the message.', example: 'I am training for my first marathon.' })
+  @PresentText(LIMITS.messageContentLength)
+  content: string;
+
+  @ApiPropertyOptional({ ...ID, description: 'Identifier of the message.', example: 'msg_41' })
+  @OptionalText(LIMITS.idLength)
+  id?: string;
 }
 
-/** Request of `recommendations.v1.recommend`: the HTTP body plus the platform the gateway authenticated. */
-export class RecommendRequestDto implements RecommendRequest {
+@ApiSchema({
+  name: 'RecommendRequest',
+  description: 'The subscription options of getRecommendationsForWeave in snake_case. Any other field is refused with 422.',
+})
+export class RecommendHttpBodyDto {
+  @ApiProperty({ ...ID, description: "Identifier of the user's conversation session, generated by the caller.", example: 'sess_7a1f' })
+  @RequiredText(LIMITS.idLength, BODY_HINT)
+  session_id: string;
+
+  @ApiProperty({
+    ...ID,
+    description: 'Identifier of the message or query, generated by the caller. The same session_id and message_id asked again return the same recommendations.',
+    example: 'msg_42',
+  })
+  @RequiredText(LIMITS.idLength, BODY_HINT)
+  message_id: string;
+
+  @ApiProperty({
+    type: 'string',
+    minLength: 1,
+    maxLength: LIMITS.queryLength,
+    description: 'The user query used for contextual recommendations.',
+    example: 'lightweight running shoes for a first marathon',
+  })
+  @RequiredText(LIMITS.queryLength, BODY_HINT)
+  query: string;
+
+  /** Defaulted when absent; after validation, the effective budget (clamped and rounded). */
+  @ApiPropertyOptional({
+    type: 'number',
+    exclusiveMinimum: true,
+    minimum: 0,
+    default: RECOMMEND_DEFAULT_LATENCY_BUDGET_MS,
+    description: `Latency budget of the auction, in milliseconds. Values outside ${RECOMMEND_MIN_LATENCY_BUDGET_MS}–${RECOMMEND_MAX_LATENCY_BUDGET_MS} are brought into that range.`,
+    example: 800,
+  })
+  @SkipIfAbsent()
+  // One reason for every refused value, so the order of these two checks does not matter.
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: '$property must be a positive number of milliseconds.' })
+  @IsPositive({ message: '$property must be a positive number of milliseconds.' })
+  @Transform(({ value }) => effectiveLatencyBudget(value))
+  latency_budget_ms: number = RECOMMEND_DEFAULT_LATENCY_BUDGET_MS;
+
+  @ApiPropertyOptional({ type: () => [ConversationMessageDto], maxItems: LIMITS.messages, description: 'Conversation history, oldest first.' })
+  @applyDecorators(
+    SkipIfAbsent(),
+    IsArray({ message: MESSAGES }),
+    ArrayMaxSize(LIMITS.messages, { message: `$property must have at most ${LIMITS.messages} entries.` }),
+    ValidateNested({ each: true, message: '$property must be an object with role and content.' }),
+  )
+  @Type(() => ConversationMessageDto)
+  messages?: ConversationMessageDto[];
+
+  @ApiPropertyOptional({ type: 'string', maxLength: LIMITS.localeLength, description: 'User language, a BCP 47 tag.', example: 'en-US' })
+  @OptionalText(LIMITS.localeLength, IsLocaleTag())
+  locale?: string;
+
+  @ApiPropertyOptional({ type: 'string', pattern: '^[A-Za-z]{2}$', description: 'User country, ISO 3166-1 alpha-2.', example: 'US' })
+  @OptionalText(2, Matches(/^[A-Za-z]{2}$/, { message: (args) => `$property must be an ISO 3166-1 alpha-2 country code such as "US" (got ${shownValue(args.value)}).` }))
+  geo?: string;
+
+  @ApiPropertyOptional({ ...OPTIONAL_TEXT, description: 'Anonymous hashed user identifier.', example: 'u_5e884898da280471' })
+  @OptionalText(LIMITS.optionalTextLength)
+  user_id?: string;
+
+  @ApiPropertyOptional({ ...OPTIONAL_TEXT, description: 'Identifier of the AI model in use.', example: 'gpt-4o' })
+  @OptionalText(LIMITS.optionalTextLength)
+  model?: string;
+
+  @ApiPropertyOptional({ ...OPTIONAL_TEXT, description: 'Platform identifier.', example: 'web-chat' })
+  @OptionalText(LIMITS.optionalTextLength)
+  platform_id?: string;
+
+  @ApiPropertyOptional({ ...OPTIONAL_TEXT, description: 'Platform surface, for example web.', example: 'web' })
+  @OptionalText(LIMITS.optionalTextLength)
+  platform_surface?: string;
+}
+
+/**
+ * Request of `recommendations.v1.recommend`: the HTTP body (its fields and bounds, inherited)
+ * with the effective latency budget, plus the platform and traffic the gateway authenticated
+ * and the HTTP request id. The service never sees the API key.
+ */
+export class RecommendRequestDto extends OmitType(RecommendHttpBodyDto, ['latency_budget_ms'] as const) {
   @IsString() @MinLength(1) @MaxLength(200)
   agent_id: string;
 
   @IsIn(TRAFFICS)
   traffic: Traffic;
 
-  @IsString() @MinLength(1) @MaxLength(RECOMMEND_REQUEST_LIMITS.idLength)
-  session_id: string;
-
-  @IsString() @MinLength(1) @MaxLength(RECOMMEND_REQUEST_LIMITS.idLength)
-  message_id: string;
-
-  @IsString() @MinLength(1) @MaxLength(RECOMMEND_REQUEST_LIMITS.queryLength)
-  query: string;
-
   /** Effective budget (the gateway defaults and clamps it); the service clamps it again. */
   @IsInt() @Min(1) @Max(600000)
   latency_budget_ms: number;
 
+  /** Request id of the HTTP call, echoed as `request_id` for log correlation. */
   @IsString() @MinLength(1) @MaxLength(200)
   request_id: string;
-
-  @IsOptional() @IsConversation()
-  messages?: RecommendConversationMessage[];
-
-  @IsOptional() @IsString() @MaxLength(RECOMMEND_REQUEST_LIMITS.optionalTextLength)
-  locale?: string;
-
-  @IsOptional() @IsString() @MaxLength(RECOMMEND_REQUEST_LIMITS.optionalTextLength)
-  geo?: string;
-
-  @IsOptional() @IsString() @MaxLength(RECOMMEND_REQUEST_LIMITS.optionalTextLength)
-  user_id?: string;
-
-  @IsOptional() @IsString() @MaxLength(RECOMMEND_REQUEST_LIMITS.optionalTextLength)
-  model?: string;
-
-  @IsOptional() @IsString() @MaxLength(RECOMMEND_REQUEST_LIMITS.optionalTextLength)
-  platform_id?: string;
-
-  @IsOptional() @IsString() @MaxLength(RECOMMEND_REQUEST_LIMITS.optionalTextLength)
-  platform_surface?: string;
 }
+
+/** The shapes by their contract names. */
+export type RecommendConversationMessage = ConversationMessageDto;
+export type RecommendHttpBody = RecommendHttpBodyDto;
+export type RecommendRequest = RecommendRequestDto;

@@ -1,4 +1,5 @@
-import { registerDecorator, type ValidationOptions } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import { IsString, MaxLength, ValidateBy, ValidateIf, registerDecorator, type ValidationOptions } from 'class-validator';
 
 // ISO 8601 in UTC with a literal Z, as DESIGN §4 requires of every timestamp. Year 0000 (1 BC)
 // parses in JavaScript but PostgreSQL refuses it: invalid here, so it is dead-lettered at once
@@ -54,4 +55,60 @@ export function parseEventJson(data: Uint8Array): { ok: true; value: unknown } |
   }
   if (text.includes('\\u0000')) return { ok: false, reason: 'payload holds a NUL character (\\u0000)' };
   return { ok: true, value };
+}
+
+// ───────────── checks of request fields, reported one at a time ─────────────
+//
+// The gateway's HTTP validation stops at a property's first failing check (class-validator's
+// `stopAtFirstError`) and reports that one reason. class-validator runs a property's checks in
+// the order they were registered, and stacked `@` decorators register bottom-up; the helpers
+// below register theirs in the order they are listed (Nest's applyDecorators), so each reads
+// as the sequence of checks it is. A message starting with `$property` is prefixed with the
+// property's path (`messages[0].role …`) by the gateway.
+
+/** Fails only when the property is absent: null is a value of the wrong type, not a missing one. */
+export function IsPresent(hint?: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'isPresent',
+    validator: { validate: (value: unknown) => value !== undefined, defaultMessage: () => `$property is required.${hint ? ` ${hint}` : ''}` },
+  });
+}
+
+/** A string that is not empty or blank (other types are another check's to refuse). */
+export function IsNotBlank(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isNotBlank',
+    validator: { validate: (value: unknown) => typeof value !== 'string' || value.trim() !== '', defaultMessage: () => '$property must not be empty.' },
+  });
+}
+
+/** Validated only when present (undefined); unlike IsOptional, null is validated (and refused by a type check). */
+export function SkipIfAbsent(): PropertyDecorator {
+  return ValidateIf((_object: object, value: unknown) => value !== undefined);
+}
+
+function text(max: number): PropertyDecorator[] {
+  return [IsString({ message: '$property must be a string.' }), MaxLength(max, { message: `$property must be at most ${max} characters.` })];
+}
+
+/** A required, non-blank string of at most `max` characters; `hint` follows the "is required" reason. */
+export function RequiredText(max: number, hint?: string): PropertyDecorator {
+  const [isString, maxLength] = text(max);
+  return applyDecorators(IsPresent(hint), isString, IsNotBlank(), maxLength);
+}
+
+/** A string of at most `max` characters that must be present but may be empty. */
+export function PresentText(max: number): PropertyDecorator {
+  return applyDecorators(IsPresent(), ...text(max));
+}
+
+/** An optional string of at most `max` characters, then the `then` checks. */
+export function OptionalText(max: number, ...then: PropertyDecorator[]): PropertyDecorator {
+  return applyDecorators(SkipIfAbsent(), ...text(max), ...then);
+}
+
+/** A value as a reason shows it: a JSON string, cut after 64 characters. */
+export function shownValue(value: unknown): string {
+  const text = String(value);
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
 }

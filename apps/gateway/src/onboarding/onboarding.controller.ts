@@ -1,7 +1,7 @@
-import { Controller, HttpCode, Inject, Patch, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Patch, Res, UseGuards } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
 import {
   ApiBearerAuth,
-  ApiBody,
   ApiExtraModels,
   ApiForbiddenResponse,
   ApiOkResponse,
@@ -12,42 +12,36 @@ import {
   ApiUnprocessableEntityResponse,
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LOGGER } from '#libs/bootstrap';
+import type { FastifyReply } from 'fastify';
+import { firstValueFrom } from 'rxjs';
 import { RpcSubjects, type TimezoneSetRequestDto, type TimezoneSetResult } from '#libs/contracts';
-import { NatsClient, requestRpc } from '#libs/nats';
-import type { Logger } from '#libs/observability';
+import { withRequestId } from '#libs/nats';
 import { IdTokenGuard, Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
-import { GatewayEnv } from '../config/gateway.env.js';
 import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
-import { ProblemDto } from '../http/problem.dto.js';
 import { problemExample, problemResponse } from '../docs/problem-responses.js';
-import { askService, serviceErrorProblem, type ServiceProblems } from '../http/service-call.js';
-import { ProblemException } from '../http/problem.js';
-import { isJsonContentType, parseOnboardingBody } from './onboarding-body.js';
+import { DOWNSTREAM } from '../http/downstream-services.js';
+import { ProblemDto } from '../http/problem.dto.js';
+import { RawInputGuard } from '../http/raw-input.guard.js';
+import { RequestId } from '../http/request-id.decorator.js';
 import { OnboardingSettingsDto, UpdateOnboardingRequestDto } from './onboarding.dto.js';
 
-export const SETTINGS_RETRY_AFTER_SECONDS = 5;
-const UNAVAILABLE = 'Settings are temporarily unavailable; retry later.';
+const { unavailable: UNAVAILABLE } = DOWNSTREAM.timezoneSettings;
 
 /**
  * PATCH /agent/update-onboarding: the platform owner sets the reporting timezone. Order of
- * checks: ID token and owner (401), account (403), media type (415), body (422); then
- * timezone-settings is asked over NATS (503 when it does not answer in time).
+ * checks: ID token and owner (401), account (403), media type (415, RawInputGuard), body (422,
+ * UpdateOnboardingRequestDto); then timezone-settings is asked over NATS (503 when it does not
+ * answer in time: RpcCallFilter).
  */
 @ApiTags('onboarding')
 @ApiExtraModels(ProblemDto, OnboardingSettingsDto)
 @Controller()
 export class OnboardingController {
-  constructor(
-    private readonly nats: NatsClient,
-    private readonly env: GatewayEnv,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  constructor(@Inject(DOWNSTREAM.timezoneSettings.client) private readonly timezoneSettings: ClientProxy) {}
 
   @Patch('agent/update-onboarding')
   @HttpCode(200)
-  @UseGuards(IdTokenGuard)
+  @UseGuards(IdTokenGuard, RawInputGuard)
   @ApiBearerAuth(ID_TOKEN_SECURITY)
   @ApiOperation({
     operationId: 'updateOnboarding',
@@ -56,7 +50,6 @@ export class OnboardingController {
       'The signed-in platform owner (identity-provider ID token, not the API key) sets the IANA timezone from which the `today` period starts. ' +
       'The next completed report uses it and names it in `timezone`; rolling windows (1d, 7d, 30d, 90d) stay UTC. Setting the value already in force changes nothing.',
   })
-  @ApiBody({ type: UpdateOnboardingRequestDto, required: true })
   @ApiOkResponse({ description: 'The timezone in force.', type: OnboardingSettingsDto })
   @ApiUnauthorizedResponse(
     problemResponse('No, invalid or expired ID token, an API key instead of an ID token, or an account that owns no platform. Sign in again.', {
@@ -86,38 +79,20 @@ export class OnboardingController {
   )
   @ApiServiceUnavailableResponse(
     problemResponse('Settings (or authentication) are temporarily unavailable. Retry after Retry-After seconds.', {
-      settings: { summary: 'Settings unavailable', value: problemExample('settings-unavailable', UNAVAILABLE) },
+      settings: { summary: 'Settings unavailable', value: problemExample(UNAVAILABLE.slug, UNAVAILABLE.detail) },
     }),
   )
   async updateOnboarding(
     @Owner() owner: OwnerPrincipal,
-    @Req() request: FastifyRequest,
+    @Body() body: UpdateOnboardingRequestDto,
+    @RequestId() requestId: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<OnboardingSettingsDto> {
-    if (!isJsonContentType(request.headers['content-type'])) {
-      throw new ProblemException('unsupported-media-type', 'The body must be application/json.');
-    }
-    const body = parseOnboardingBody(request.body);
-    if (!body.ok) throw new ProblemException('invalid-body', body.detail);
-
     const payload: TimezoneSetRequestDto = { agent_id: owner.agent_id, reporting_timezone: body.reporting_timezone };
-    const problems: ServiceProblems = {
-      service: 'timezone-settings',
-      subject: RpcSubjects.timezoneSet,
-      requestId: request.id,
-      logger: this.logger,
-      unavailable: { slug: 'settings-unavailable', detail: UNAVAILABLE, retryAfterSeconds: SETTINGS_RETRY_AFTER_SECONDS },
-      invalid: { slug: 'invalid-body', fallback: 'The body is not valid.' },
-    };
-    const answer = await askService(
-      requestRpc<TimezoneSetResult>(this.nats, RpcSubjects.timezoneSet, payload, { timeoutMs: this.env.TIMEZONE_REQUEST_TIMEOUT_MS, requestId: String(request.id) }),
-      problems,
+    const { agent_id, reporting_timezone, updated_at } = await firstValueFrom(
+      this.timezoneSettings.send<TimezoneSetResult>(RpcSubjects.timezoneSet, withRequestId(payload, requestId)),
     );
     void reply.header('Cache-Control', 'no-store');
-    if (answer.ok) {
-      const { agent_id, reporting_timezone, updated_at } = answer.result;
-      return { agent_id, reporting_timezone, updated_at };
-    }
-    throw serviceErrorProblem(answer.error, problems);
+    return { agent_id, reporting_timezone, updated_at };
   }
 }

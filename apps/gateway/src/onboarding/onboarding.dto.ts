@@ -1,5 +1,11 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { IsString } from 'class-validator';
+import { IsIanaTimezone, IsPresent, shownValue } from '#libs/contracts';
 
+const HINT = 'Send {"reporting_timezone": "<IANA time zone name>"}, e.g. {"reporting_timezone": "Asia/Kathmandu"}.';
+
+/** The body of PATCH /agent/update-onboarding: exactly `{reporting_timezone}`, an IANA zone or link. */
 @ApiSchema({ name: 'UpdateOnboardingRequest', description: 'The only field; any other field is refused with 422.' })
 export class UpdateOnboardingRequestDto {
   @ApiProperty({
@@ -7,6 +13,15 @@ export class UpdateOnboardingRequestDto {
     description: 'IANA time zone name (a zone or a link of the tz database) from which the `today` period of reports starts. Offsets such as +05:00 are not accepted.',
     example: 'Asia/Kathmandu',
   })
+  // Checked in this order; the first failure is the reason.
+  @applyDecorators(
+    IsPresent(HINT),
+    IsString({ message: `$property must be a string. ${HINT}` }),
+    IsIanaTimezone({
+      message: ({ value }) =>
+        `${shownValue(value)} is not an IANA time zone name. Use a tz database name such as "America/New_York" or "UTC"; offsets like "+05:00" are not accepted.`,
+    }),
+  )
   reporting_timezone: string;
 }
 

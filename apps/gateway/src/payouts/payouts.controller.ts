@@ -1,4 +1,5 @@
-import { Controller, Get, Inject, Param, Req, Res, UseGuards, applyDecorators } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query, Req, Res, UseGuards, applyDecorators } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
 import {
   ApiBearerAuth,
   ApiExtraModels,
@@ -7,33 +8,26 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
-  ApiQuery,
   ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnauthorizedResponse,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LOGGER } from '#libs/bootstrap';
-import {
-  PAYOUT_STATEMENT_STATUSES,
-  PAYOUTS_DEFAULT_PAGE,
-  PAYOUTS_DEFAULT_PAGE_SIZE,
-  PAYOUTS_MAX_PAGE_SIZE,
-  RpcSubjects,
-} from '#libs/contracts';
-import { NatsClient, requestRpcJson } from '#libs/nats';
-import type { Logger } from '#libs/observability';
+import { firstValueFrom } from 'rxjs';
+import { PAYOUTS_DEFAULT_PAGE, PAYOUTS_DEFAULT_PAGE_SIZE, RpcSubjects } from '#libs/contracts';
+import { withRequestId, type RawJson } from '#libs/nats';
 import { IdTokenGuard, Owner, RequireRole, type OwnerPrincipal } from '../auth/id-token.guard.js';
-import { GatewayEnv } from '../config/gateway.env.js';
 import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
-import { ProblemDto } from '../http/problem.dto.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
-import { askService, serviceErrorProblem, type ServiceProblems } from '../http/service-call.js';
+import { DOWNSTREAM } from '../http/downstream-services.js';
+import { NoQueryDto } from '../http/no-query.dto.js';
+import { ProblemDto } from '../http/problem.dto.js';
 import { ProblemException } from '../http/problem.js';
+import { RawInputGuard } from '../http/raw-input.guard.js';
 import { negotiateEncoding } from './content-encoding.js';
 import { PayoutsReplyCache } from './payouts-reply-cache.js';
-import { HISTORY_PARAMETERS, NO_PARAMETERS, STATEMENTS_PARAMETERS, parsePayoutsQuery, type PayoutsQuery, type PayoutsQueryParameter } from './payouts-query.js';
+import { PayoutHistoryQueryDto, PayoutStatementsQueryDto } from './payouts-query.dto.js';
 import {
   BALANCES_EXAMPLE,
   OVERVIEW_EXAMPLE,
@@ -53,13 +47,10 @@ import {
 
 /** The role the ID token must carry (SPEC Authentication: "with role agent"). */
 export const PAYOUTS_ROLE = 'agent';
-/** Seconds a client waits when payouts-read does not answer. */
-export const PAYOUTS_RETRY_AFTER_SECONDS = 5;
 /** Longest statement id a statement can have (the event contract); a longer one is unknown. */
 const MAX_STATEMENT_ID_LENGTH = 200;
 
-const UNAVAILABLE = 'Payouts are temporarily unavailable; retry later.';
-const NOT_FOUND = 'No statement with this id exists for this platform.';
+const { unavailable: UNAVAILABLE, notFound: NOT_FOUND } = DOWNSTREAM.payoutsRead;
 
 // --- OpenAPI description of the responses (DESIGN §5); the handlers below are the behaviour. ---
 
@@ -73,14 +64,14 @@ const NO_STORE_DOC = {
 };
 
 /** The cache key of a page: the query with payouts-read's defaults applied, so equal pages share an entry. */
-function pageKey(route: string, query: PayoutsQuery): string {
+function pageKey(route: string, query: PayoutStatementsQueryDto): string {
   return `${route}?page=${query.page ?? PAYOUTS_DEFAULT_PAGE}&page_size=${query.page_size ?? PAYOUTS_DEFAULT_PAGE_SIZE}&status=${query.status ?? ''}`;
 }
 
 /** What every payout endpoint shares: the ID token with role agent, and 401/403/503. */
 function PayoutsEndpoint(operationId: string, summary: string, description: string) {
   return applyDecorators(
-    UseGuards(IdTokenGuard),
+    UseGuards(IdTokenGuard, RawInputGuard),
     RequireRole(PAYOUTS_ROLE),
     ApiBearerAuth(ID_TOKEN_SECURITY),
     ApiOperation({
@@ -109,10 +100,10 @@ function PayoutsEndpoint(operationId: string, summary: string, description: stri
       problemResponse(
         'Payouts (or authentication) are temporarily unavailable, or the instance is shutting down. Retry after Retry-After seconds.',
         {
-          payouts: { summary: 'Payouts unavailable', value: problemExample('payouts-unavailable', UNAVAILABLE) },
+          payouts: { summary: 'Payouts unavailable', value: problemExample(UNAVAILABLE.slug, UNAVAILABLE.detail) },
           authentication: { summary: 'Authentication unavailable', value: problemExample('service-unavailable', 'Authentication is temporarily unavailable; retry later.') },
         },
-        { 'Retry-After': { description: 'Seconds to wait before requesting again.', schema: { type: 'integer', example: PAYOUTS_RETRY_AFTER_SECONDS } } },
+        { 'Retry-After': { description: 'Seconds to wait before requesting again.', schema: { type: 'integer', example: UNAVAILABLE.retryAfterSeconds } } },
       ),
     ),
   );
@@ -122,23 +113,6 @@ function PayoutsEndpoint(operationId: string, summary: string, description: stri
 const NO_QUERY_422 = ApiUnprocessableEntityResponse(
   problemResponse('A query parameter was sent; this endpoint takes none.', {
     parameter: { summary: 'A query parameter', value: problemExample('invalid-query', 'Unsupported query parameter "agent_id": this endpoint takes no query parameters.') },
-  }),
-);
-
-const PAGE_QUERIES = applyDecorators(
-  ApiQuery({
-    name: 'page',
-    required: false,
-    description: `Page number, an integer ≥ 1 (default ${PAYOUTS_DEFAULT_PAGE}). A page beyond the end has no items.`,
-    schema: { type: 'integer', minimum: 1, default: PAYOUTS_DEFAULT_PAGE },
-    example: 1,
-  }),
-  ApiQuery({
-    name: 'page_size',
-    required: false,
-    description: `Statements per page, an integer from 1 to ${PAYOUTS_MAX_PAGE_SIZE} (default ${PAYOUTS_DEFAULT_PAGE_SIZE}).`,
-    schema: { type: 'integer', minimum: 1, maximum: PAYOUTS_MAX_PAGE_SIZE, default: PAYOUTS_DEFAULT_PAGE_SIZE },
-    example: PAYOUTS_DEFAULT_PAGE_SIZE,
   }),
 );
 
@@ -160,8 +134,9 @@ const PAGE_DESCRIPTION = 'Ordered newest period first (ties by statement_id, so 
 /**
  * GET /agent-payouts/me/*: read-only payout data of the signed-in platform account (SPEC
  * "Payout read endpoints", DESIGN §5). Order of checks: the guard answers 401/403 first (ID
- * token with role agent; API keys refused), then the query string is validated (422), then
- * payouts-read is asked over NATS request/reply with the agent_id of the principal only.
+ * token with role agent; API keys refused), then the query string is validated (422: RawInputGuard,
+ * then the query DTO), then payouts-read is asked over NATS request/reply with the agent_id of
+ * the principal only (its failures: RpcCallFilter).
  * payouts-read scopes every query by that agent_id too.
  */
 @ApiTags('payouts')
@@ -180,10 +155,8 @@ const PAGE_DESCRIPTION = 'Ordered newest period first (ties by statement_id, so 
 @Controller('agent-payouts/me')
 export class PayoutsController {
   constructor(
-    private readonly nats: NatsClient,
-    private readonly env: GatewayEnv,
+    @Inject(DOWNSTREAM.payoutsRead.client) private readonly payouts: ClientProxy,
     private readonly replies: PayoutsReplyCache,
-    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   @Get('balance')
@@ -196,8 +169,12 @@ export class PayoutsController {
   )
   @ApiOkResponse({ description: 'The balances (empty when none is known yet).', type: PayoutBalancesDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: BALANCES_EXAMPLE })
   @NO_QUERY_422
-  async getPayoutBalance(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    this.query(request, NO_PARAMETERS);
+  async getPayoutBalance(
+    @Owner() owner: OwnerPrincipal,
+    @Query() _query: NoQueryDto,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsBalanceGet, { agent_id: owner.agent_id }, 'balance', request, reply);
   }
 
@@ -210,8 +187,12 @@ export class PayoutsController {
   )
   @ApiOkResponse({ description: 'The readiness.', type: PayoutReadinessDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: READINESS_EXAMPLE })
   @NO_QUERY_422
-  async getPayoutReadiness(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    this.query(request, NO_PARAMETERS);
+  async getPayoutReadiness(
+    @Owner() owner: OwnerPrincipal,
+    @Query() _query: NoQueryDto,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsReadinessGet, { agent_id: owner.agent_id }, 'readiness', request, reply);
   }
 
@@ -223,25 +204,25 @@ export class PayoutsController {
   )
   @ApiOkResponse({ description: 'The overview.', type: PayoutOverviewDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: OVERVIEW_EXAMPLE })
   @NO_QUERY_422
-  async getPayoutOverview(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    this.query(request, NO_PARAMETERS);
+  async getPayoutOverview(
+    @Owner() owner: OwnerPrincipal,
+    @Query() _query: NoQueryDto,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsOverviewGet, { agent_id: owner.agent_id }, 'overview', request, reply);
   }
 
   @Get('statements')
   @PayoutsEndpoint('listPayoutStatements', 'Payout statements, paginated', `The statements of the platform, optionally of one status. ${PAGE_DESCRIPTION}`)
-  @PAGE_QUERIES
-  @ApiQuery({
-    name: 'status',
-    required: false,
-    enum: PAYOUT_STATEMENT_STATUSES,
-    description: 'Only statements of this status (exact case). All statuses when absent.',
-    schema: { type: 'string', enum: [...PAYOUT_STATEMENT_STATUSES] },
-  })
   @ApiOkResponse({ description: 'One page of statements.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
   @pageQuery422('page, page_size, status (LOCKED, BLOCKED, FAILED, PAID)')
-  async listPayoutStatements(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    const query = this.query(request, STATEMENTS_PARAMETERS);
+  async listPayoutStatements(
+    @Owner() owner: OwnerPrincipal,
+    @Query() query: PayoutStatementsQueryDto,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsStatementsList, { agent_id: owner.agent_id, ...query }, pageKey('statements', query), request, reply);
   }
 
@@ -261,37 +242,33 @@ export class PayoutsController {
   @ApiOkResponse({ description: 'The statement.', type: PayoutStatementDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: PAID_STATEMENT_EXAMPLE })
   @ApiNotFoundResponse(
     problemResponse("No statement with this id belongs to the calling platform (also when it belongs to another platform: existence is never revealed).", {
-      unknown: { summary: 'Unknown or not the caller’s', value: problemExample('statement-not-found', NOT_FOUND) },
+      unknown: { summary: 'Unknown or not the caller’s', value: problemExample(NOT_FOUND.slug, NOT_FOUND.detail) },
     }),
   )
   @NO_QUERY_422
   async getPayoutStatement(
     @Owner() owner: OwnerPrincipal,
     @Param('statement_id') statementId: string,
+    @Query() _query: NoQueryDto,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Buffer> {
-    this.query(request, NO_PARAMETERS);
-    // No statement has an empty or over-long id: answer as for any unknown id.
-    if (!statementId || statementId.length > MAX_STATEMENT_ID_LENGTH) throw new ProblemException('statement-not-found', NOT_FOUND);
+    // No statement has an empty or over-long id: answer as for any unknown id, without asking.
+    if (!statementId || statementId.length > MAX_STATEMENT_ID_LENGTH) throw new ProblemException(NOT_FOUND.slug, NOT_FOUND.detail);
     return this.ask(RpcSubjects.payoutsStatementGet, { agent_id: owner.agent_id, statement_id: statementId }, `statement/${statementId}`, request, reply);
   }
 
   @Get('history')
   @PayoutsEndpoint('listPayoutHistory', 'Payout history, paginated', `The locked, blocked, failed and paid statements of the platform. ${PAGE_DESCRIPTION}`)
-  @PAGE_QUERIES
   @ApiOkResponse({ description: 'One page of the history.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
   @pageQuery422('page, page_size')
-  async listPayoutHistory(@Owner() owner: OwnerPrincipal, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    const query = this.query(request, HISTORY_PARAMETERS);
+  async listPayoutHistory(
+    @Owner() owner: OwnerPrincipal,
+    @Query() query: PayoutHistoryQueryDto,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsHistoryList, { agent_id: owner.agent_id, ...query }, pageKey('history', query), request, reply);
-  }
-
-  /** The validated query of the raw URL, or a 422 problem. */
-  private query(request: FastifyRequest, allowed: readonly PayoutsQueryParameter[]) {
-    const parsed = parsePayoutsQuery(request.raw.url ?? request.url, allowed);
-    if (!parsed.ok) throw new ProblemException('invalid-query', parsed.detail);
-    return parsed.query;
   }
 
   /**
@@ -315,21 +292,9 @@ export class PayoutsController {
     return compressed;
   }
 
-  /** One request/reply to payouts-read: the result's JSON bytes, or its error code mapped to a problem. */
+  /** One request/reply to payouts-read: the result's JSON bytes, unparsed (failures: RpcCallFilter). */
   private async fetch(subject: string, payload: object, request: FastifyRequest): Promise<Buffer> {
-    const problems: ServiceProblems = {
-      service: 'payouts-read',
-      subject,
-      requestId: request.id,
-      logger: this.logger,
-      unavailable: { slug: 'payouts-unavailable', detail: UNAVAILABLE, retryAfterSeconds: PAYOUTS_RETRY_AFTER_SECONDS },
-      invalid: { slug: 'invalid-query', fallback: 'The request is not valid.' },
-      notFound: { slug: 'statement-not-found', detail: NOT_FOUND },
-    };
-    const answer = await askService(requestRpcJson(this.nats, subject, payload, { timeoutMs: this.env.PAYOUTS_REQUEST_TIMEOUT_MS, requestId: String(request.id) }), problems);
-    // A copy: the bytes may be kept in the cache, and the message's buffer may hold other messages too.
-    if (answer.ok) return Buffer.from(answer.json);
-    throw serviceErrorProblem(answer.error, problems);
+    const { bytes } = await firstValueFrom(this.payouts.send<RawJson>(subject, withRequestId(payload, String(request.id))));
+    return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes);
   }
-
 }

@@ -1,7 +1,7 @@
-import { Controller, HttpCode, Inject, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post, Res, UseGuards } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
 import {
   ApiBearerAuth,
-  ApiBody,
   ApiExtraModels,
   ApiForbiddenResponse,
   ApiOkResponse,
@@ -12,10 +12,13 @@ import {
   ApiUnprocessableEntityResponse,
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import { firstValueFrom } from 'rxjs';
 import { LOGGER } from '#libs/bootstrap';
 import {
+  ConversationMessageDto,
   RECOMMEND_MAX_RESULTS,
+  RecommendHttpBodyDto,
   RpcSubjects,
   isUtcTimestamp,
   type RankedRecommendation,
@@ -24,40 +27,29 @@ import {
   type RecommendResult,
   type RecommendationView,
 } from '#libs/contracts';
-import { NatsClient, requestRpc } from '#libs/nats';
+import { withRequestId } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import { ApiKeyGuard } from '../auth/api-key.guard.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
 import { API_KEY_SECURITY } from '../docs/api-docs.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
+import { DOWNSTREAM } from '../http/downstream-services.js';
 import { ProblemDto } from '../http/problem.dto.js';
-import { askService, serviceErrorProblem, type ServiceProblems } from '../http/service-call.js';
-import { ProblemException } from '../http/problem.js';
-import { isJsonContentType } from '../onboarding/onboarding-body.js';
+import { RawInputGuard } from '../http/raw-input.guard.js';
+import { RequestId } from '../http/request-id.decorator.js';
 import { isLandingUrl } from '../tracking/tracking-token.js';
 import { TrackingService } from '../tracking/tracking.service.js';
-import { parseRecommendBody } from './recommend-body.js';
-import {
-  ConversationMessageDto,
-  NOT_FOUND_EXAMPLE,
-  NOT_FOUND_MESSAGE,
-  RECOMMEND_RESPONSE_EXAMPLE,
-  RecommendRequestBodyDto,
-  RecommendResponseDto,
-  RecommendationDto,
-} from './recommendations.dto.js';
+import { NOT_FOUND_EXAMPLE, NOT_FOUND_MESSAGE, RECOMMEND_RESPONSE_EXAMPLE, RecommendResponseDto, RecommendationDto } from './recommendations.dto.js';
 
 /**
  * How much longer than the latency budget the gateway waits for the service: the budget is the
  * service's to spend; the margin covers the NATS round trip and the reply's serialization.
  */
 export const RECOMMEND_TIMEOUT_MARGIN_MS = 250;
-/** Seconds a client waits when the recommendations service does not answer (answers are real-time). */
-export const RECOMMEND_RETRY_AFTER_SECONDS = 1;
 
-const UNAVAILABLE = 'Recommendations are temporarily unavailable; retry later.';
+const { unavailable: UNAVAILABLE } = DOWNSTREAM.recommendations;
 const RETRY_AFTER_DOC = {
-  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', example: RECOMMEND_RETRY_AFTER_SECONDS } },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', example: UNAVAILABLE.retryAfterSeconds } },
 };
 
 function isText(value: unknown): value is string {
@@ -78,24 +70,24 @@ function isServable(r: RankedRecommendation): boolean {
 
 /**
  * POST /agent/recommend: the call @vendor/weave-node makes. Order of checks: API key (401),
- * account (403), media type (415), body (422); then the recommendations service is asked over
- * NATS request/reply with the platform and traffic of the key, and the gateway adds the signed
- * tracking URLs to what it answers. 503 when the service does not answer within the latency
- * budget plus a margin.
+ * account (403), media type (415, RawInputGuard), body (422, RecommendHttpBodyDto); then the
+ * recommendations service is asked over NATS request/reply with the platform and traffic of
+ * the key, and the gateway adds the signed tracking URLs to what it answers. 503 when the
+ * service does not answer within the latency budget plus a margin (RpcCallFilter).
  */
 @ApiTags('recommendations')
 @ApiExtraModels(ProblemDto, RecommendResponseDto, RecommendationDto, ConversationMessageDto)
 @Controller()
 export class RecommendationsController {
   constructor(
-    private readonly nats: NatsClient,
+    @Inject(DOWNSTREAM.recommendations.client) private readonly recommendations: ClientProxy,
     private readonly tracking: TrackingService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   @Post('agent/recommend')
   @HttpCode(200)
-  @UseGuards(ApiKeyGuard)
+  @UseGuards(ApiKeyGuard, RawInputGuard)
   @ApiBearerAuth(API_KEY_SECURITY)
   @ApiOperation({
     operationId: 'recommend',
@@ -106,7 +98,6 @@ export class RecommendationsController {
       'A production key makes live recommendations, a test key test ones. None found is a 200 with an empty list and error. ' +
       'Checks run in this order: API key (401), account (403), media type (415), body (422).',
   })
-  @ApiBody({ type: RecommendRequestBodyDto, required: true })
   @ApiOkResponse({
     description: 'The recommendations (possibly none).',
     headers: { ...REQUEST_ID_HEADER_DOC },
@@ -149,45 +140,29 @@ export class RecommendationsController {
   @ApiServiceUnavailableResponse(
     problemResponse(
       'The recommendations service (or authentication) did not answer in time. Retry after Retry-After seconds.',
-      { recommendations: { summary: 'Recommendations unavailable', value: problemExample('service-unavailable', UNAVAILABLE) } },
+      { recommendations: { summary: 'Recommendations unavailable', value: problemExample(UNAVAILABLE.slug, UNAVAILABLE.detail) } },
       RETRY_AFTER_DOC,
     ),
   )
   async recommend(
     @Principal() principal: PlatformPrincipal,
-    @Req() request: FastifyRequest,
+    @Body() body: RecommendHttpBodyDto,
+    @RequestId() requestId: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<RecommendHttpResponse> {
-    if (!isJsonContentType(request.headers['content-type'])) {
-      throw new ProblemException('unsupported-media-type', 'The body must be application/json.');
-    }
-    const parsed = parseRecommendBody(request.body);
-    if (!parsed.ok) throw new ProblemException('invalid-body', parsed.detail);
-
-    const requestId = String(request.id);
-    const payload: RecommendRequest = { ...parsed.body, agent_id: principal.agent_id, traffic: principal.traffic, request_id: requestId };
-    const problems: ServiceProblems = {
-      service: 'recommendations',
-      subject: RpcSubjects.recommend,
-      requestId,
-      logger: this.logger,
-      unavailable: { slug: 'service-unavailable', detail: UNAVAILABLE, retryAfterSeconds: RECOMMEND_RETRY_AFTER_SECONDS },
-      invalid: { slug: 'invalid-body', fallback: 'The recommendation request is not valid.' },
-    };
-    const answer = await askService(
-      requestRpc<RecommendResult>(this.nats, RpcSubjects.recommend, payload, { timeoutMs: payload.latency_budget_ms + RECOMMEND_TIMEOUT_MARGIN_MS, requestId }),
-      problems,
-    );
+    // The body's budget is the effective one (defaulted, clamped): the service's to spend.
+    const payload: RecommendRequest = { ...body, agent_id: principal.agent_id, traffic: principal.traffic, request_id: requestId };
+    const timeoutMs = payload.latency_budget_ms + RECOMMEND_TIMEOUT_MARGIN_MS;
+    const answer = await firstValueFrom(this.recommendations.send<RecommendResult>(RpcSubjects.recommend, withRequestId(payload, requestId, { timeoutMs })));
     void reply.header('Cache-Control', 'no-store');
-    if (!answer.ok) throw serviceErrorProblem(answer.error, problems);
 
-    const ranked = Array.isArray(answer.result?.recommendations) ? answer.result.recommendations : [];
+    const ranked = Array.isArray(answer?.recommendations) ? answer.recommendations : [];
     const servable = ranked.filter(isServable).slice(0, RECOMMEND_MAX_RESULTS);
     if (servable.length < Math.min(ranked.length, RECOMMEND_MAX_RESULTS)) {
       this.logger.error({ requestId, received: ranked.length, servable: servable.length }, 'recommendations answered entries that break the contract; left out');
     }
     const recommendations = servable.map((r) => this.view(r, principal));
-    const response: RecommendHttpResponse = { request_id: requestId, query: parsed.body.query, recommendations };
+    const response: RecommendHttpResponse = { request_id: requestId, query: body.query, recommendations };
     if (recommendations.length === 0) response.error = NOT_FOUND_MESSAGE;
     return response;
   }

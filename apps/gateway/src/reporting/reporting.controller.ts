@@ -1,4 +1,5 @@
-import { Controller, Get, Inject, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Inject, Query, Res, UseGuards } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
 import {
   ApiAcceptedResponse,
   ApiBearerAuth,
@@ -6,34 +7,29 @@ import {
   ApiForbiddenResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiQuery,
   ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnauthorizedResponse,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LOGGER } from '#libs/bootstrap';
-import { DEFAULT_TIME_RANGE, RpcSubjects, TIME_RANGES, type ReportReply, type ReportRequestDto } from '#libs/contracts';
-import { NatsClient, requestRpc } from '#libs/nats';
-import type { Logger } from '#libs/observability';
+import type { FastifyReply } from 'fastify';
+import { firstValueFrom } from 'rxjs';
+import { RpcSubjects, TIME_RANGES, type ReportReply, type ReportRequestDto } from '#libs/contracts';
+import { withRequestId } from '#libs/nats';
 import { ApiKeyGuard } from '../auth/api-key.guard.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
-import { GatewayEnv } from '../config/gateway.env.js';
 import { API_KEY_SECURITY } from '../docs/api-docs.js';
-import { ProblemDto } from '../http/problem.dto.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
-import { askService, serviceErrorProblem, type ServiceProblems } from '../http/service-call.js';
-import { ProblemException } from '../http/problem.js';
+import { DOWNSTREAM } from '../http/downstream-services.js';
+import { ProblemDto } from '../http/problem.dto.js';
+import { RawInputGuard } from '../http/raw-input.guard.js';
+import { RequestId } from '../http/request-id.decorator.js';
+import { ReportQueryDto } from './report-query.dto.js';
 import { PREPARING_EXAMPLE, PreparingReportDto, REPORT_EXAMPLE, ReportDto } from './reporting.dto.js';
-import { parseReportingQuery } from './reporting-query.js';
 
 /** Seconds a client waits while the first report of a scope is prepared (SPEC Limits). */
 export const PREPARING_RETRY_AFTER_SECONDS = 60;
-/** Seconds a client waits when reporting does not answer. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-
-const UNAVAILABLE = 'Reporting is temporarily unavailable; retry later.';
+const { unavailable: UNAVAILABLE } = DOWNSTREAM.reporting;
 
 // --- OpenAPI description of the responses (DESIGN §5); the handler below is the behaviour. ---
 
@@ -44,20 +40,17 @@ const NO_STORE_DOC = { 'Cache-Control': { description: 'Reports are private and 
 
 /**
  * GET /agent/reporting. Order of checks (DESIGN §5): the guard answers 401/403 first, then the
- * query is validated (422), then reporting-projection is asked over NATS request/reply.
+ * query is validated (422: RawInputGuard, then the ReportQueryDto), then reporting-projection
+ * is asked over NATS request/reply (its failures: RpcCallFilter).
  */
 @ApiTags('reporting')
 @ApiExtraModels(ProblemDto, ReportDto, PreparingReportDto)
 @Controller()
 export class ReportingController {
-  constructor(
-    private readonly nats: NatsClient,
-    private readonly env: GatewayEnv,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  constructor(@Inject(DOWNSTREAM.reporting.client) private readonly reporting: ClientProxy) {}
 
   @Get('agent/reporting')
-  @UseGuards(ApiKeyGuard)
+  @UseGuards(ApiKeyGuard, RawInputGuard)
   @ApiBearerAuth(API_KEY_SECURITY)
   @ApiOperation({
     operationId: 'getReport',
@@ -66,15 +59,6 @@ export class ReportingController {
       'Totals (exposures, clicks, engagements, conversions, net earnings) of the platform that owns the API key, over the requested period. ' +
       'Reports are published in the background about once a minute; processed_through tells how far processing has reached. ' +
       'A production key reports live traffic, a test key test traffic. Checks run in this order: API key (401), account (403), query (422).',
-  })
-  @ApiQuery({
-    name: 'time_range',
-    required: false,
-    enum: TIME_RANGES,
-    description:
-      'The period: today (from midnight in the platform reporting timezone), 1d/7d/30d/90d (rolling UTC windows ending at the last completed reporting minute) or all. The only supported query parameter.',
-    schema: { type: 'string', enum: [...TIME_RANGES], default: DEFAULT_TIME_RANGE },
-    example: DEFAULT_TIME_RANGE,
   })
   @ApiOkResponse({
     description: 'The report. A stale status is not an error: show processed_through and retry later.',
@@ -119,45 +103,26 @@ export class ReportingController {
     problemResponse(
       'Reporting (or authentication) is temporarily unavailable, or the instance is shutting down. Retry after Retry-After seconds.',
       {
-        reporting: { summary: 'Reporting unavailable', value: problemExample('reporting-unavailable', UNAVAILABLE) },
+        reporting: { summary: 'Reporting unavailable', value: problemExample(UNAVAILABLE.slug, UNAVAILABLE.detail) },
         authentication: {
           summary: 'Authentication unavailable',
           value: problemExample('service-unavailable', 'Authentication is temporarily unavailable; retry later.'),
         },
       },
-      RETRY_AFTER_DOC(UNAVAILABLE_RETRY_AFTER_SECONDS),
+      RETRY_AFTER_DOC(UNAVAILABLE.retryAfterSeconds),
     ),
   )
   async getReport(
     @Principal() principal: PlatformPrincipal,
-    @Req() request: FastifyRequest,
+    @Query() query: ReportQueryDto,
+    @RequestId() requestId: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ReportReply> {
-    const query = parseReportingQuery(request.raw.url ?? request.url);
-    if (!query.ok) throw new ProblemException('invalid-query', query.detail);
-
     const payload: ReportRequestDto = { agent_id: principal.agent_id, traffic: principal.traffic, time_range: query.time_range };
-    const problems: ServiceProblems = {
-      service: 'reporting',
-      subject: RpcSubjects.reportGet,
-      requestId: request.id,
-      logger: this.logger,
-      unavailable: { slug: 'reporting-unavailable', detail: UNAVAILABLE, retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS },
-      invalid: { slug: 'invalid-query', fallback: 'The report request is not valid.' },
-    };
-    const answer = await askService(
-      requestRpc<ReportReply>(this.nats, RpcSubjects.reportGet, payload, { timeoutMs: this.env.REPORTING_REQUEST_TIMEOUT_MS, requestId: String(request.id) }),
-      problems,
-    );
-
+    const report = await firstValueFrom(this.reporting.send<ReportReply>(RpcSubjects.reportGet, withRequestId(payload, requestId)));
     // Reports are per platform and change every minute: no shared caches.
     void reply.header('Cache-Control', 'private, no-store');
-    if (answer.ok) {
-      if (answer.result?.status === 'preparing') {
-        void reply.status(202).header('Retry-After', String(PREPARING_RETRY_AFTER_SECONDS));
-      }
-      return answer.result;
-    }
-    throw serviceErrorProblem(answer.error, problems);
+    if (report?.status === 'preparing') void reply.status(202).header('Retry-After', String(PREPARING_RETRY_AFTER_SECONDS));
+    return report;
   }
 }

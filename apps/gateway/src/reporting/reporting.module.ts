@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { DOWNSTREAM, downstreamClient } from '../http/downstream-services.js';
+import { ReportingController } from './reporting.controller.js';
+
+/** GET /agent/reporting: the platform's report, from reporting-projection over NATS. */
+@Module({
+  imports: [AuthModule, downstreamClient(DOWNSTREAM.reporting, { timeoutMs: (env) => env.REPORTING_REQUEST_TIMEOUT_MS })],
+  controllers: [ReportingController],
+})
+export class ReportingModule {}
