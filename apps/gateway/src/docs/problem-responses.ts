@@ -1,4 +1,4 @@
-import { getSchemaPath, type ApiResponseNoStatusOptions } from '@nestjs/swagger';
+import { ApiUnsupportedMediaTypeResponse, getSchemaPath, type ApiResponseNoStatusOptions } from '@nestjs/swagger';
 import { ProblemDto } from '../http/problem.dto.js';
 import { PROBLEM_TYPES, problemType, type ProblemDetails, type ProblemSlug } from '../http/problem.js';
 
@@ -25,3 +25,10 @@ export function problemResponse(
     content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) }, examples } },
   } as ApiResponseNoStatusOptions;
 }
+
+/** The 415 of a JSON body route (RawInputGuard). */
+export const NOT_JSON_RESPONSE = ApiUnsupportedMediaTypeResponse(
+  problemResponse('The body is not application/json.', {
+    not_json: { summary: 'Not JSON', value: problemExample('unsupported-media-type', 'The body must be application/json.') },
+  }),
+);

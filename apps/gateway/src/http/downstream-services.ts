@@ -23,39 +23,36 @@ export interface DownstreamService {
   notFound?: { slug: ProblemSlug; detail: string };
 }
 
+type Unavailable = [slug: ProblemSlug, detail: string, retryAfterSeconds: number];
+type Answer = [slug: ProblemSlug, detail: string];
+
+function service(name: string, subjectPrefix: string, unavailable: Unavailable, invalid: Answer): DownstreamService;
+function service(name: string, subjectPrefix: string, unavailable: Unavailable, invalid: Answer, notFound: Answer): Required<DownstreamService>;
+function service(name: string, subjectPrefix: string, unavailable: Unavailable, invalid: Answer, notFound?: Answer): DownstreamService {
+  return {
+    name,
+    client: Symbol(`${name} client`),
+    subjectPrefix,
+    unavailable: { slug: unavailable[0], detail: unavailable[1], retryAfterSeconds: unavailable[2] },
+    invalid: { slug: invalid[0], fallback: invalid[1] },
+    notFound: notFound && { slug: notFound[0], detail: notFound[1] },
+  };
+}
+
 /** The services the gateway asks over NATS request/reply. */
 export const DOWNSTREAM = {
-  reporting: {
-    name: 'reporting',
-    client: Symbol('reporting client'),
-    subjectPrefix: 'reporting',
-    unavailable: { slug: 'reporting-unavailable', detail: 'Reporting is temporarily unavailable; retry later.', retryAfterSeconds: 5 },
-    invalid: { slug: 'invalid-query', fallback: 'The report request is not valid.' },
-  },
-  timezoneSettings: {
-    name: 'timezone-settings',
-    client: Symbol('timezone-settings client'),
-    subjectPrefix: 'timezone',
-    unavailable: { slug: 'settings-unavailable', detail: 'Settings are temporarily unavailable; retry later.', retryAfterSeconds: 5 },
-    invalid: { slug: 'invalid-body', fallback: 'The body is not valid.' },
-  },
-  payoutsRead: {
-    name: 'payouts-read',
-    client: Symbol('payouts-read client'),
-    subjectPrefix: 'payouts',
-    unavailable: { slug: 'payouts-unavailable', detail: 'Payouts are temporarily unavailable; retry later.', retryAfterSeconds: 5 },
-    invalid: { slug: 'invalid-query', fallback: 'The request is not valid.' },
-    notFound: { slug: 'statement-not-found', detail: 'No statement with this id exists for this platform.' },
-  },
-  recommendations: {
-    name: 'recommendations',
-    client: Symbol('recommendations client'),
-    subjectPrefix: 'recommendations',
-    // Answers are real-time: a retry a second later is worth it.
-    unavailable: { slug: 'service-unavailable', detail: 'Recommendations are temporarily unavailable; retry later.', retryAfterSeconds: 1 },
-    invalid: { slug: 'invalid-body', fallback: 'The recommendation request is not valid.' },
-  },
-} as const satisfies Record<string, DownstreamService>;
+  reporting: service('reporting', 'reporting', ['reporting-unavailable', 'Reporting is temporarily unavailable; retry later.', 5], ['invalid-query', 'The report request is not valid.']),
+  timezoneSettings: service('timezone-settings', 'timezone', ['settings-unavailable', 'Settings are temporarily unavailable; retry later.', 5], ['invalid-body', 'The body is not valid.']),
+  payoutsRead: service(
+    'payouts-read',
+    'payouts',
+    ['payouts-unavailable', 'Payouts are temporarily unavailable; retry later.', 5],
+    ['invalid-query', 'The request is not valid.'],
+    ['statement-not-found', 'No statement with this id exists for this platform.'],
+  ),
+  // Answers are real-time: a retry a second later is worth it.
+  recommendations: service('recommendations', 'recommendations', ['service-unavailable', 'Recommendations are temporarily unavailable; retry later.', 1], ['invalid-body', 'The recommendation request is not valid.']),
+};
 
 const BY_PREFIX = new Map<string, DownstreamService>(Object.values(DOWNSTREAM).map((service) => [service.subjectPrefix, service]));
 

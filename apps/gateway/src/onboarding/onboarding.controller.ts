@@ -1,27 +1,15 @@
-import { Body, Controller, HttpCode, Inject, Patch, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Patch, Res } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import {
-  ApiBearerAuth,
-  ApiExtraModels,
-  ApiForbiddenResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiServiceUnavailableResponse,
-  ApiTags,
-  ApiUnauthorizedResponse,
-  ApiUnprocessableEntityResponse,
-  ApiUnsupportedMediaTypeResponse,
-} from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { RpcSubjects, type TimezoneSetRequestDto, type TimezoneSetResult } from '#libs/contracts';
 import { withRequestId } from '#libs/nats';
-import { IdTokenGuard, Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
-import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
-import { problemExample, problemResponse } from '../docs/problem-responses.js';
+import { IdTokenRoute } from '../auth/authenticated-route.decorator.js';
+import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
+import { NOT_JSON_RESPONSE, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { ProblemDto } from '../http/problem.dto.js';
-import { RawInputGuard } from '../http/raw-input.guard.js';
 import { RequestId } from '../http/request-id.decorator.js';
 import { OnboardingSettingsDto, UpdateOnboardingRequestDto } from './onboarding.dto.js';
 
@@ -41,8 +29,7 @@ export class OnboardingController {
 
   @Patch('agent/update-onboarding')
   @HttpCode(200)
-  @UseGuards(IdTokenGuard, RawInputGuard)
-  @ApiBearerAuth(ID_TOKEN_SECURITY)
+  @IdTokenRoute()
   @ApiOperation({
     operationId: 'updateOnboarding',
     summary: 'Set the reporting timezone of the platform',
@@ -51,23 +38,7 @@ export class OnboardingController {
       'The next completed report uses it and names it in `timezone`; rolling windows (1d, 7d, 30d, 90d) stay UTC. Setting the value already in force changes nothing.',
   })
   @ApiOkResponse({ description: 'The timezone in force.', type: OnboardingSettingsDto })
-  @ApiUnauthorizedResponse(
-    problemResponse('No, invalid or expired ID token, an API key instead of an ID token, or an account that owns no platform. Sign in again.', {
-      missing: { summary: 'No token', value: problemExample('invalid-id-token', 'Send the ID token of the signed-in platform owner as "Authorization: Bearer <ID_TOKEN>".') },
-      expired: { summary: 'Expired token', value: problemExample('invalid-id-token', 'The ID token has expired; sign in again for a new one.') },
-      api_key: { summary: 'API key sent', value: problemExample('invalid-id-token', 'An API key is not accepted here; send the ID token of the signed-in platform owner.') },
-    }),
-  )
-  @ApiForbiddenResponse(
-    problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
-      unavailable: { summary: 'Suspended platform', value: problemExample('account-unavailable', 'The platform account is unavailable; contact support.') },
-    }),
-  )
-  @ApiUnsupportedMediaTypeResponse(
-    problemResponse('The body is not application/json.', {
-      not_json: { summary: 'Not JSON', value: problemExample('unsupported-media-type', 'The body must be application/json.') },
-    }),
-  )
+  @NOT_JSON_RESPONSE
   @ApiUnprocessableEntityResponse(
     problemResponse('The body is not exactly {"reporting_timezone": <IANA name>}.', {
       offset: {
@@ -82,12 +53,7 @@ export class OnboardingController {
       settings: { summary: 'Settings unavailable', value: problemExample(UNAVAILABLE.slug, UNAVAILABLE.detail) },
     }),
   )
-  async updateOnboarding(
-    @Owner() owner: OwnerPrincipal,
-    @Body() body: UpdateOnboardingRequestDto,
-    @RequestId() requestId: string,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<OnboardingSettingsDto> {
+  async updateOnboarding(@Owner() owner: OwnerPrincipal, @Body() body: UpdateOnboardingRequestDto, @RequestId() requestId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<OnboardingSettingsDto> {
     const payload: TimezoneSetRequestDto = { agent_id: owner.agent_id, reporting_timezone: body.reporting_timezone };
     const { agent_id, reporting_timezone, updated_at } = await firstValueFrom(
       this.timezoneSettings.send<TimezoneSetResult>(RpcSubjects.timezoneSet, withRequestId(payload, requestId)),

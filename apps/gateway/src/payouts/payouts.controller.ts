@@ -1,30 +1,17 @@
-import { Controller, Get, Inject, Param, Query, Req, Res, UseGuards, applyDecorators } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query, Req, Res, applyDecorators } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import {
-  ApiBearerAuth,
-  ApiExtraModels,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiServiceUnavailableResponse,
-  ApiTags,
-  ApiUnauthorizedResponse,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { ApiExtraModels, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { PAYOUTS_DEFAULT_PAGE, PAYOUTS_DEFAULT_PAGE_SIZE, RpcSubjects } from '#libs/contracts';
 import { withRequestId, type RawJson } from '#libs/nats';
-import { IdTokenGuard, Owner, RequireRole, type OwnerPrincipal } from '../auth/id-token.guard.js';
-import { ID_TOKEN_SECURITY } from '../docs/api-docs.js';
+import { IdTokenRoute } from '../auth/authenticated-route.decorator.js';
+import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { NoQueryDto } from '../http/no-query.dto.js';
 import { ProblemDto } from '../http/problem.dto.js';
 import { ProblemException } from '../http/problem.js';
-import { RawInputGuard } from '../http/raw-input.guard.js';
 import { negotiateEncoding } from './content-encoding.js';
 import { PayoutsReplyCache } from './payouts-reply-cache.js';
 import { PayoutHistoryQueryDto, PayoutStatementsQueryDto } from './payouts-query.dto.js';
@@ -71,31 +58,12 @@ function pageKey(route: string, query: PayoutStatementsQueryDto): string {
 /** What every payout endpoint shares: the ID token with role agent, and 401/403/503. */
 function PayoutsEndpoint(operationId: string, summary: string, description: string) {
   return applyDecorators(
-    UseGuards(IdTokenGuard, RawInputGuard),
-    RequireRole(PAYOUTS_ROLE),
-    ApiBearerAuth(ID_TOKEN_SECURITY),
+    IdTokenRoute(PAYOUTS_ROLE),
     ApiOperation({
       operationId,
       summary,
       description: `${description} Checks run in this order: ID token and role (401), account (403), input (422).`,
     }),
-    ApiUnauthorizedResponse(
-      problemResponse(
-        'No, invalid or expired ID token, a token without the agent role, an API key instead of an ID token, or an account that owns no platform. Sign in again for a new token.',
-        {
-          missing: { summary: 'No token', value: problemExample('invalid-id-token', 'Send the ID token of the signed-in platform owner as "Authorization: Bearer <ID_TOKEN>".') },
-          expired: { summary: 'Expired token', value: problemExample('invalid-id-token', 'The ID token has expired; sign in again for a new one.') },
-          role: { summary: 'Not the agent role', value: problemExample('invalid-id-token', 'The ID token does not carry the agent role; sign in with a agent account.') },
-          api_key: { summary: 'API key sent', value: problemExample('invalid-id-token', 'An API key is not accepted here; send the ID token of the signed-in platform owner.') },
-        },
-        { 'WWW-Authenticate': { description: 'The Bearer challenge.', schema: { type: 'string', example: 'Bearer error="invalid_token"' } } },
-      ),
-    ),
-    ApiForbiddenResponse(
-      problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
-        unavailable: { summary: 'Suspended platform', value: problemExample('account-unavailable', 'The platform account is unavailable; contact support.') },
-      }),
-    ),
     ApiServiceUnavailableResponse(
       problemResponse(
         'Payouts (or authentication) are temporarily unavailable, or the instance is shutting down. Retry after Retry-After seconds.',
@@ -169,12 +137,7 @@ export class PayoutsController {
   )
   @ApiOkResponse({ description: 'The balances (empty when none is known yet).', type: PayoutBalancesDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: BALANCES_EXAMPLE })
   @NO_QUERY_422
-  async getPayoutBalance(
-    @Owner() owner: OwnerPrincipal,
-    @Query() _query: NoQueryDto,
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<Buffer> {
+  async getPayoutBalance(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsBalanceGet, { agent_id: owner.agent_id }, 'balance', request, reply);
   }
 
@@ -187,12 +150,7 @@ export class PayoutsController {
   )
   @ApiOkResponse({ description: 'The readiness.', type: PayoutReadinessDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: READINESS_EXAMPLE })
   @NO_QUERY_422
-  async getPayoutReadiness(
-    @Owner() owner: OwnerPrincipal,
-    @Query() _query: NoQueryDto,
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<Buffer> {
+  async getPayoutReadiness(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsReadinessGet, { agent_id: owner.agent_id }, 'readiness', request, reply);
   }
 
@@ -204,12 +162,7 @@ export class PayoutsController {
   )
   @ApiOkResponse({ description: 'The overview.', type: PayoutOverviewDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: OVERVIEW_EXAMPLE })
   @NO_QUERY_422
-  async getPayoutOverview(
-    @Owner() owner: OwnerPrincipal,
-    @Query() _query: NoQueryDto,
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<Buffer> {
+  async getPayoutOverview(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsOverviewGet, { agent_id: owner.agent_id }, 'overview', request, reply);
   }
 
@@ -217,12 +170,7 @@ export class PayoutsController {
   @PayoutsEndpoint('listPayoutStatements', 'Payout statements, paginated', `The statements of the platform, optionally of one status. ${PAGE_DESCRIPTION}`)
   @ApiOkResponse({ description: 'One page of statements.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
   @pageQuery422('page, page_size, status (LOCKED, BLOCKED, FAILED, PAID)')
-  async listPayoutStatements(
-    @Owner() owner: OwnerPrincipal,
-    @Query() query: PayoutStatementsQueryDto,
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<Buffer> {
+  async listPayoutStatements(@Owner() owner: OwnerPrincipal, @Query() query: PayoutStatementsQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsStatementsList, { agent_id: owner.agent_id, ...query }, pageKey('statements', query), request, reply);
   }
 
@@ -262,12 +210,7 @@ export class PayoutsController {
   @PayoutsEndpoint('listPayoutHistory', 'Payout history, paginated', `The locked, blocked, failed and paid statements of the platform. ${PAGE_DESCRIPTION}`)
   @ApiOkResponse({ description: 'One page of the history.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
   @pageQuery422('page, page_size')
-  async listPayoutHistory(
-    @Owner() owner: OwnerPrincipal,
-    @Query() query: PayoutHistoryQueryDto,
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<Buffer> {
+  async listPayoutHistory(@Owner() owner: OwnerPrincipal, @Query() query: PayoutHistoryQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
     return this.ask(RpcSubjects.payoutsHistoryList, { agent_id: owner.agent_id, ...query }, pageKey('history', query), request, reply);
   }
 

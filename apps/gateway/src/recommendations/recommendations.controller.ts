@@ -1,17 +1,6 @@
-import { Body, Controller, HttpCode, Inject, Post, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import {
-  ApiBearerAuth,
-  ApiExtraModels,
-  ApiForbiddenResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiServiceUnavailableResponse,
-  ApiTags,
-  ApiUnauthorizedResponse,
-  ApiUnprocessableEntityResponse,
-  ApiUnsupportedMediaTypeResponse,
-} from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { LOGGER } from '#libs/bootstrap';
@@ -29,13 +18,11 @@ import {
 } from '#libs/contracts';
 import { withRequestId } from '#libs/nats';
 import type { Logger } from '#libs/observability';
-import { ApiKeyGuard } from '../auth/api-key.guard.js';
+import { ApiKeyRoute } from '../auth/authenticated-route.decorator.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
-import { API_KEY_SECURITY } from '../docs/api-docs.js';
-import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
+import { NOT_JSON_RESPONSE, REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { ProblemDto } from '../http/problem.dto.js';
-import { RawInputGuard } from '../http/raw-input.guard.js';
 import { RequestId } from '../http/request-id.decorator.js';
 import { isLandingUrl } from '../tracking/tracking-token.js';
 import { TrackingService } from '../tracking/tracking.service.js';
@@ -87,8 +74,7 @@ export class RecommendationsController {
 
   @Post('agent/recommend')
   @HttpCode(200)
-  @UseGuards(ApiKeyGuard, RawInputGuard)
-  @ApiBearerAuth(API_KEY_SECURITY)
+  @ApiKeyRoute()
   @ApiOperation({
     operationId: 'recommend',
     summary: 'Recommendations for a query, to weave into an LLM answer',
@@ -111,26 +97,7 @@ export class RecommendationsController {
       },
     },
   })
-  @ApiUnauthorizedResponse(
-    problemResponse(
-      'The API key is missing, not sent as a Bearer credential, malformed, unknown or revoked, or an ID token was sent. Fix the key and header.',
-      {
-        missing: { summary: 'No Authorization header', value: problemExample('invalid-api-key', 'Send the platform API key as "Authorization: Bearer <API_KEY>".') },
-        unknown: { summary: 'Unknown or revoked key', value: problemExample('invalid-api-key', 'The API key is invalid or has been revoked.') },
-      },
-      { 'WWW-Authenticate': { description: 'The Bearer challenge.', schema: { type: 'string', example: 'Bearer' } } },
-    ),
-  )
-  @ApiForbiddenResponse(
-    problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
-      unavailable: { summary: 'Suspended platform', value: problemExample('account-unavailable', 'The platform account is unavailable; contact support.') },
-    }),
-  )
-  @ApiUnsupportedMediaTypeResponse(
-    problemResponse('The body is not application/json.', {
-      not_json: { summary: 'Not JSON', value: problemExample('unsupported-media-type', 'The body must be application/json.') },
-    }),
-  )
+  @NOT_JSON_RESPONSE
   @ApiUnprocessableEntityResponse(
     problemResponse('A required field is missing or empty, a field has the wrong type or is too long, or an unknown field is present.', {
       missing: { summary: 'Missing query', value: problemExample('invalid-body', 'query is required. Send {"session_id": "…", "message_id": "…", "query": "…"} with the optional fields of the API reference.') },
@@ -144,12 +111,7 @@ export class RecommendationsController {
       RETRY_AFTER_DOC,
     ),
   )
-  async recommend(
-    @Principal() principal: PlatformPrincipal,
-    @Body() body: RecommendHttpBodyDto,
-    @RequestId() requestId: string,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<RecommendHttpResponse> {
+  async recommend(@Principal() principal: PlatformPrincipal, @Body() body: RecommendHttpBodyDto, @RequestId() requestId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<RecommendHttpResponse> {
     // The body's budget is the effective one (defaulted, clamped): the service's to spend.
     const payload: RecommendRequest = { ...body, agent_id: principal.agent_id, traffic: principal.traffic, request_id: requestId };
     const timeoutMs = payload.latency_budget_ms + RECOMMEND_TIMEOUT_MARGIN_MS;

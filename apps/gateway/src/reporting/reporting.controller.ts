@@ -1,28 +1,15 @@
-import { Controller, Get, Inject, Query, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Inject, Query, Res } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import {
-  ApiAcceptedResponse,
-  ApiBearerAuth,
-  ApiExtraModels,
-  ApiForbiddenResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiServiceUnavailableResponse,
-  ApiTags,
-  ApiUnauthorizedResponse,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { RpcSubjects, TIME_RANGES, type ReportReply, type ReportRequestDto } from '#libs/contracts';
 import { withRequestId } from '#libs/nats';
-import { ApiKeyGuard } from '../auth/api-key.guard.js';
+import { ApiKeyRoute } from '../auth/authenticated-route.decorator.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
-import { API_KEY_SECURITY } from '../docs/api-docs.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { ProblemDto } from '../http/problem.dto.js';
-import { RawInputGuard } from '../http/raw-input.guard.js';
 import { RequestId } from '../http/request-id.decorator.js';
 import { ReportQueryDto } from './report-query.dto.js';
 import { PREPARING_EXAMPLE, PreparingReportDto, REPORT_EXAMPLE, ReportDto } from './reporting.dto.js';
@@ -50,8 +37,7 @@ export class ReportingController {
   constructor(@Inject(DOWNSTREAM.reporting.client) private readonly reporting: ClientProxy) {}
 
   @Get('agent/reporting')
-  @UseGuards(ApiKeyGuard, RawInputGuard)
-  @ApiBearerAuth(API_KEY_SECURITY)
+  @ApiKeyRoute()
   @ApiOperation({
     operationId: 'getReport',
     summary: 'Performance totals of the calling platform',
@@ -72,21 +58,6 @@ export class ReportingController {
     headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC, ...RETRY_AFTER_DOC(PREPARING_RETRY_AFTER_SECONDS) },
     example: PREPARING_EXAMPLE,
   })
-  @ApiUnauthorizedResponse(
-    problemResponse(
-      'The API key is missing, not sent as a Bearer credential, malformed, unknown or revoked, or an ID token was sent. Fix the key and header.',
-      {
-        missing: { summary: 'No Authorization header', value: problemExample('invalid-api-key', 'Send the platform API key as "Authorization: Bearer <API_KEY>".') },
-        unknown: { summary: 'Unknown or revoked key', value: problemExample('invalid-api-key', 'The API key is invalid or has been revoked.') },
-      },
-      { 'WWW-Authenticate': { description: 'The Bearer challenge.', schema: { type: 'string', example: 'Bearer' } } },
-    ),
-  )
-  @ApiForbiddenResponse(
-    problemResponse('The platform account is unavailable (e.g. suspended). Contact support.', {
-      unavailable: { summary: 'Suspended platform', value: problemExample('account-unavailable', 'The platform account is unavailable; contact support.') },
-    }),
-  )
   @ApiUnprocessableEntityResponse(
     problemResponse('time_range has an unsupported value, is repeated or empty, or another query parameter is present.', {
       unsupported_value: {
@@ -112,12 +83,7 @@ export class ReportingController {
       RETRY_AFTER_DOC(UNAVAILABLE.retryAfterSeconds),
     ),
   )
-  async getReport(
-    @Principal() principal: PlatformPrincipal,
-    @Query() query: ReportQueryDto,
-    @RequestId() requestId: string,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<ReportReply> {
+  async getReport(@Principal() principal: PlatformPrincipal, @Query() query: ReportQueryDto, @RequestId() requestId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<ReportReply> {
     const payload: ReportRequestDto = { agent_id: principal.agent_id, traffic: principal.traffic, time_range: query.time_range };
     const report = await firstValueFrom(this.reporting.send<ReportReply>(RpcSubjects.reportGet, withRequestId(payload, requestId)));
     // Reports are per platform and change every minute: no shared caches.
