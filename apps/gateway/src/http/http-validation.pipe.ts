@@ -1,4 +1,4 @@
-import { Injectable, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import { Injectable, ValidationPipe, type ArgumentMetadata, type PipeTransform, type ValidationError } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { fastCheckOf, shownValue } from '#libs/contracts';
 import { ProblemException } from './problem.js';
@@ -89,36 +89,45 @@ function firstReason(errors: ValidationError[], location: Location, parent = '')
   return undefined;
 }
 
+/** Types a parameter may be declared with that are not a DTO class (ValidationPipe leaves them alone too). */
+const NOT_DTOS: unknown[] = [String, Boolean, Number, Array, Object, Buffer, Date];
+
+function isDto(type: unknown): type is new () => object {
+  return typeof type === 'function' && !NOT_DTOS.includes(type);
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
  * The gateway's one validation pipe (global): every `@Query()` and `@Body()` DTO is validated
- * with class-validator — unknown names refused (whitelist, forbidNonWhitelisted), values
- * transformed into the DTO — and a failure is answered with today's 422 problem:
- * `invalid-query` or `invalid-body`, with the first reason (a property's checks stop at its
- * first failure). A DTO marked `@FastCheck(check)` skips class-validator when the check
- * accepts the input (the hot path of GET /agent/reporting); the check accepts only what the
- * DTO accepts. What the pipe cannot see of the raw request is RawInputGuard's.
+ * by Nest's ValidationPipe with class-validator — unknown names refused (whitelist,
+ * forbidNonWhitelisted), values transformed into the DTO — and a failure is answered with
+ * today's 422 problem: `invalid-query` or `invalid-body`, with the first reason (a property's
+ * checks stop at its first failure). A DTO marked `@FastCheck(check)` skips class-validator
+ * when the check accepts the input (the hot path of GET /agent/reporting); the check accepts
+ * only what the DTO accepts. What the pipe cannot see of the raw request is RawInputGuard's.
+ *
+ * Values of custom decorators (the principal) and accepted fast-path input are returned at
+ * once, not through a promise: a global pipe runs for every such parameter of every request.
  */
 @Injectable()
-export class HttpValidationPipe extends ValidationPipe {
-  constructor() {
-    super({
-      whitelist: true,
-      forbidNonWhitelisted: true,
-      transform: true,
-      stopAtFirstError: true,
-      validationError: { target: true, value: false },
-      exceptionFactory: (errors) => new InvalidInput(errors),
-    });
-  }
+export class HttpValidationPipe implements PipeTransform {
+  private readonly validation = new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    transform: true,
+    stopAtFirstError: true,
+    validationError: { target: true, value: false },
+    exceptionFactory: (errors) => new InvalidInput(errors),
+  });
 
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  transform(value: unknown, metadata: ArgumentMetadata): unknown {
+    if (metadata.type === 'custom') return value;
     const location = LOCATIONS[metadata.type];
-    if (!location || !this.toValidate(metadata)) return super.transform(value, metadata);
-    const dto = metadata.metatype as new () => object;
+    const dto = metadata.metatype;
+    if (!location || !isDto(dto)) return this.validation.transform(value, metadata);
     if (fastCheckOf(dto)?.(value)) return Object.assign(new dto(), value);
     if (metadata.type === 'body' && !isPlainObject(value)) throw new ProblemException(location.slug, 'The body must be a JSON object.');
     if (isPlainObject(value)) {
@@ -128,8 +137,12 @@ export class HttpValidationPipe extends ValidationPipe {
         throw new ProblemException(location.slug, `Unsupported ${location.item}${reserved.length > 1 ? 's' : ''} ${names}${location.supported(namesOf(dto))}`);
       }
     }
+    return this.validate(value, metadata, location);
+  }
+
+  private async validate(value: unknown, metadata: ArgumentMetadata, location: Location): Promise<unknown> {
     try {
-      return await super.transform(value, metadata);
+      return await this.validation.transform(value, metadata);
     } catch (error) {
       if (!(error instanceof InvalidInput)) throw error;
       throw new ProblemException(location.slug, firstReason(error.errors, location) ?? `The ${metadata.type === 'query' ? 'query' : 'body'} is not valid.`);

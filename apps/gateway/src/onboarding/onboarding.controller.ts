@@ -1,7 +1,7 @@
-import { Body, Controller, HttpCode, Inject, Patch, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Patch, Req, Res } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { RpcSubjects, type TimezoneSetRequestDto, type TimezoneSetResult } from '#libs/contracts';
 import { withRequestId } from '#libs/nats';
@@ -10,7 +10,6 @@ import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import { NOT_JSON_RESPONSE, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { ProblemDto } from '../http/problem.dto.js';
-import { RequestId } from '../http/request-id.decorator.js';
 import { OnboardingSettingsDto, UpdateOnboardingRequestDto } from './onboarding.dto.js';
 
 const { unavailable: UNAVAILABLE } = DOWNSTREAM.timezoneSettings;
@@ -53,10 +52,10 @@ export class OnboardingController {
       settings: { summary: 'Settings unavailable', value: problemExample(UNAVAILABLE.slug, UNAVAILABLE.detail) },
     }),
   )
-  async updateOnboarding(@Owner() owner: OwnerPrincipal, @Body() body: UpdateOnboardingRequestDto, @RequestId() requestId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<OnboardingSettingsDto> {
+  async updateOnboarding(@Owner() owner: OwnerPrincipal, @Body() body: UpdateOnboardingRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<OnboardingSettingsDto> {
     const payload: TimezoneSetRequestDto = { agent_id: owner.agent_id, reporting_timezone: body.reporting_timezone };
     const { agent_id, reporting_timezone, updated_at } = await firstValueFrom(
-      this.timezoneSettings.send<TimezoneSetResult>(RpcSubjects.timezoneSet, withRequestId(payload, requestId)),
+      this.timezoneSettings.send<TimezoneSetResult>(RpcSubjects.timezoneSet, withRequestId(payload, String(request.id))),
     );
     void reply.header('Cache-Control', 'no-store');
     return { agent_id, reporting_timezone, updated_at };

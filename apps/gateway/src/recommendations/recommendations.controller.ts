@@ -1,7 +1,7 @@
-import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
 import { LOGGER } from '#libs/bootstrap';
 import {
@@ -23,7 +23,6 @@ import { Principal, type PlatformPrincipal } from '../auth/principal.js';
 import { NOT_JSON_RESPONSE, REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { ProblemDto } from '../http/problem.dto.js';
-import { RequestId } from '../http/request-id.decorator.js';
 import { isLandingUrl } from '../tracking/tracking-token.js';
 import { TrackingService } from '../tracking/tracking.service.js';
 import { NOT_FOUND_EXAMPLE, NOT_FOUND_MESSAGE, RECOMMEND_RESPONSE_EXAMPLE, RecommendResponseDto, RecommendationDto } from './recommendations.dto.js';
@@ -111,8 +110,9 @@ export class RecommendationsController {
       RETRY_AFTER_DOC,
     ),
   )
-  async recommend(@Principal() principal: PlatformPrincipal, @Body() body: RecommendHttpBodyDto, @RequestId() requestId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<RecommendHttpResponse> {
+  async recommend(@Principal() principal: PlatformPrincipal, @Body() body: RecommendHttpBodyDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<RecommendHttpResponse> {
     // The body's budget is the effective one (defaulted, clamped): the service's to spend.
+    const requestId = String(request.id);
     const payload: RecommendRequest = { ...body, agent_id: principal.agent_id, traffic: principal.traffic, request_id: requestId };
     const timeoutMs = payload.latency_budget_ms + RECOMMEND_TIMEOUT_MARGIN_MS;
     const answer = await firstValueFrom(this.recommendations.send<RecommendResult>(RpcSubjects.recommend, withRequestId(payload, requestId, { timeoutMs })));
