@@ -17,7 +17,6 @@ export {
   type InboundMessage,
   type MessageOutcome,
 } from './batch-consumer.js';
-export { serveRpc, requestRpc, requestRpcJson, SerializedResult, RpcHandlerError, RpcUnavailableError, type RpcContext } from './rpc.js';
 export { OutboxRelay, type OutboxEvent, type OutboxStore, type OutboxRelayOptions } from './outbox-relay.js';
 export { NatsRpcServer, type NatsRpcServerOptions } from './transport/nats-rpc.server.js';
 export { NatsRpcClient, NatsRpcRecord, RpcCallError, withRequestId, type NatsRpcClientOptions } from './transport/nats-rpc.client.js';
