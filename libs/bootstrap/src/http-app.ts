@@ -79,8 +79,9 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
     genReqId: requestIdOf,
     return503OnClosing: false,
     // Path parameters up to the longest id any contract allows (200 characters, statement ids)
-    // plus percent-encoding headroom; Fastify's default of 100 answered 414 below that.
-    maxParamLength: 600,
+    // plus percent-encoding headroom; Fastify's default of 100 answered 414 below that. Under
+    // routerOptions: the top-level option is deprecated since Fastify 5 (FSTDEP022 at start).
+    routerOptions: { maxParamLength: 600 },
     frameworkErrors: frameworkErrorHandler(problem, options.logger),
     clientErrorHandler: clientErrorHandler(problem, options.logger),
   });
