@@ -1,20 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { connect } from '@nats-io/transport-node';
+import { NatsServer } from '#libs/servers';
 
 /**
  * Test servers. Every test file gets its own nats-server (JetStream on, own port and store
  * directory) and its own PostgreSQL database, so files run in parallel without seeing each
- * other's streams or rows. Both are the real servers of this machine, not doubles.
+ * other's streams or rows. Both are the real servers of this machine, not doubles. The server
+ * processes are those of #libs/servers, which the launcher of `npm start` uses too.
  */
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? 'nats-server';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -56,64 +55,26 @@ export interface NatsServerOptions {
   logFile?: string;
 }
 
-async function waitForNats(url: string, timeoutMs = 10000, probe?: { user: string; pass: string }): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const nc = await connect({ servers: url, reconnect: false, timeout: 500, ...probe });
-      await nc.close();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
 export async function startNats(options: NatsServerOptions = {}): Promise<TestNats> {
   const port = await freePort();
   const storeDir = await mkdtemp(join(tmpdir(), 'weave-nats-'));
-  let child: ChildProcess | undefined;
-  const args = [
-    ...(options.configFile ? ['-c', options.configFile] : ['-js']),
-    ...['-a', '127.0.0.1', '-p', String(port), '-sd', storeDir],
-    ...(options.monitorPort ? ['-m', String(options.monitorPort)] : []),
-    ...(options.logFile ? ['-l', options.logFile] : []),
-  ];
-  const launch = async () => {
-    child = spawn(NATS_SERVER_BIN, args, { stdio: 'ignore', env: { ...process.env, ...options.env } });
-    await waitForNats(`nats://127.0.0.1:${port}`, 10000, options.probe);
-  };
-  const halt = async () => {
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  };
-  await launch();
+  const server = new NatsServer({ port, storeDir, program: process.env.NATS_SERVER_BIN, ...options });
+  await server.start();
   return {
-    url: `nats://127.0.0.1:${port}`,
+    url: server.url,
     port,
     storeDir,
     stop: async () => {
-      await halt();
+      await server.stop();
       await rm(storeDir, { recursive: true, force: true });
     },
     restart: async () => {
-      await halt();
-      await launch();
+      await server.stop();
+      await server.start();
     },
-    kill: async (signal: NodeJS.Signals = 'SIGKILL') => {
-      if (!child || child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child!.once('exit', r));
-      child.kill(signal);
-      await exited;
-      child = undefined;
-    },
-    start: launch,
-    signal: (signal: NodeJS.Signals) => {
-      child?.kill(signal);
-    },
+    kill: (signal: NodeJS.Signals = 'SIGKILL') => server.stop(signal),
+    start: () => server.start(),
+    signal: (signal: NodeJS.Signals) => server.signal(signal),
   };
 }
 

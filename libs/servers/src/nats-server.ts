@@ -1,0 +1,49 @@
+import { probeNats } from './probes.js';
+import { ServerProcess } from './server-process.js';
+
+export interface NatsServerOptions {
+  /** Listen address; default 127.0.0.1. */
+  host?: string;
+  port: number;
+  /** JetStream store directory (file storage: it survives restarts). */
+  storeDir: string;
+  /** The nats-server program; default `nats-server` on PATH. */
+  program?: string;
+  logFile?: string;
+  /** A configuration file (`-c`), e.g. deploy/nats/nats-server.conf; it turns JetStream on itself. */
+  configFile?: string;
+  /** Extra environment of the server (the users' passwords a configuration file reads). */
+  env?: Record<string, string>;
+  /** The user the readiness probe connects as, when the configuration refuses anonymous clients. */
+  probe?: { user: string; pass: string };
+  /** Monitoring port (`-m`). */
+  monitorPort?: number;
+  detached?: boolean;
+}
+
+/** A nats-server with JetStream on, its own port and store directory. */
+export class NatsServer extends ServerProcess {
+  readonly url: string;
+
+  constructor(options: NatsServerOptions) {
+    const host = !options.host || options.host === 'localhost' ? '127.0.0.1' : options.host;
+    const url = `nats://${host.includes(':') ? `[${host}]` : host}:${options.port}`;
+    super({
+      name: 'nats-server',
+      program: options.program ?? 'nats-server',
+      args: [
+        ...(options.configFile ? ['-c', options.configFile] : ['-js']),
+        '-a', host,
+        '-p', String(options.port),
+        '-sd', options.storeDir,
+        ...(options.monitorPort ? ['-m', String(options.monitorPort)] : []),
+        ...(options.logFile ? ['-l', options.logFile] : []),
+      ],
+      env: options.env,
+      ready: () => probeNats(url, 1000, options.probe),
+      logFile: options.logFile,
+      detached: options.detached,
+    });
+    this.url = url;
+  }
+}
