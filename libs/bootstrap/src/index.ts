@@ -25,3 +25,4 @@ export { InfrastructureModule, type InfrastructureOptions } from './infrastructu
 export { startRpcServer } from './rpc-server.js';
 export { createServiceApp, runService, type ServiceAppOptions, type RunServiceOptions } from './service-app.js';
 export { DurableConsumer, durableConsumerProvider, durableConsumerToken, type DurableConsumerConfig } from './durable-consumer.provider.js';
+export { connectWithRetry, type ConnectRetryOptions } from './connect-retry.js';

@@ -2,9 +2,11 @@ import { Inject, Injectable, Optional, type OnApplicationShutdown, type Provider
 import { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
 import { NatsClient, ensureStreams, type StreamRetention } from '#libs/nats';
-import { initializeDatabase } from '#libs/database';
+import { initializeDatabase, isTransientDatabaseError } from '#libs/database';
+import { describeConnectionError, redactUrl } from '#libs/servers';
 import type { DependencyCheck, Logger } from '#libs/observability';
 import { natsIdentity, streamRetention, type NatsIdentity, type ServerEnv } from '#libs/config';
+import { connectWithRetry } from './connect-retry.js';
 import { createRedis } from './redis.js';
 
 export const LOGGER = Symbol('LOGGER');
@@ -30,7 +32,12 @@ export function natsProvider(servers: string[], name: string, settings: NatsSett
     provide: NatsClient,
     inject: [LOGGER],
     useFactory: async (logger: Logger) => {
-      const nats = await NatsClient.connect({ servers, name, logger, identity: settings.identity });
+      const nats = await connectWithRetry({
+        server: 'NATS',
+        target: servers.map(redactUrl).join(','),
+        logger,
+        attempt: () => NatsClient.connect({ servers, name, logger, identity: settings.identity }),
+      });
       await ensureStreams(nats.manager, { retention: settings.retention, logger });
       return nats;
     },
@@ -44,10 +51,27 @@ export function natsProvider(servers: string[], name: string, settings: NatsSett
 export function dataSourceProvider(create: () => DataSource): Provider {
   return {
     provide: DataSource,
-    useFactory: async () => {
-      const dataSource = create();
-      await initializeDatabase(dataSource);
-      return dataSource;
+    inject: [LOGGER],
+    useFactory: async (logger: Logger) => {
+      // A service started before PostgreSQL (or while it restarts) waits for it.
+      let dataSource = create();
+      return connectWithRetry({
+        server: 'PostgreSQL',
+        target: redactUrl((dataSource.options as { url: string }).url),
+        logger,
+        retryable: (error) => isTransientDatabaseError(error) || ['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH'].includes((error as { code?: string }).code ?? ''),
+        attempt: async () => {
+          try {
+            await initializeDatabase(dataSource);
+            return dataSource;
+          } catch (error) {
+            // A pool that failed half-way is not reused: the next attempt starts afresh.
+            if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+            dataSource = create();
+            throw error;
+          }
+        },
+      });
     },
   };
 }
@@ -58,12 +82,23 @@ export function redisProvider(url: string, name: string): Provider {
     inject: [LOGGER],
     useFactory: (logger: Logger) => {
       const redis = createRedis(url, name);
+      const target = redactUrl(url);
+      let connectedOnce = false;
+      let attempts = 0;
       let lastWarning = 0;
+      redis.on('ready', () => {
+        connectedOnce = true;
+      });
       redis.on('error', (error) => {
-        // Redis is a cache here: warn, at most every 10 s, and keep serving.
-        if (Date.now() - lastWarning > 10000) {
+        // Redis is a cache here: the service keeps serving without it (not ready, though). Until
+        // it first answers, one line per attempt; after an outage begins, at most one per 10 s.
+        attempts += 1;
+        const reason = describeConnectionError(error);
+        if (!connectedOnce) {
+          logger.warn({ server: 'Redis', url: target, attempt: attempts, reason }, `Redis not reachable at ${target} (${reason}); attempt ${attempts} failed, retrying`);
+        } else if (Date.now() - lastWarning > 10000) {
           lastWarning = Date.now();
-          logger.warn({ err: error.message }, 'Redis unavailable');
+          logger.warn({ server: 'Redis', url: target, reason }, `Redis unavailable at ${target} (${reason}); retrying`);
         }
       });
       return redis;
