@@ -77,7 +77,7 @@ describe('npm scripts through the Nest CLI', () => {
 
   // --no-shell: `nest start` then spawns node itself, so the SIGTERM it forwards reaches the
   // service (through a shell, the shell died and the service ran on).
-  it.each(apps.filter((app) => app !== 'ops'))('start:%s builds the libraries, then `nest start` runs the app', (app) => {
+  it.each(apps.filter((app) => app !== 'ops' && app !== 'demo'))('start:%s builds the libraries, then `nest start` runs the app', (app) => {
     expect(scripts[`start:${app}`]).toBe(`npm run -s build && nest start ${app} --no-shell`);
   });
 
@@ -87,5 +87,10 @@ describe('npm scripts through the Nest CLI', () => {
 
   it('ops runs the built CLI and never builds (concurrent calls would rewrite dist/ under each other)', () => {
     expect(scripts.ops).toBe('node scripts/ops.mjs');
+  });
+
+  it('demo (a one-shot command, not a service) builds, then runs the built app', () => {
+    expect(scripts.demo).toBe('npm run -s build && node dist/apps/demo/src/main.js');
+    expect(scripts['start:demo']).toBeUndefined();
   });
 });
