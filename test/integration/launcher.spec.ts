@@ -1,14 +1,24 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm, symlink, unlink } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { probeNats, probePostgres, probeRedis } from '#libs/servers';
 import { REDIS_URL, freePort, newTestDatabase, startNats, waitFor, type TestDatabase, type TestNats } from '../support/index.js';
 
 /**
  * `npm start` (DESIGN §2): scripts/start-all.mjs runs every built service as its own process
- * and stops them together. Runs against dist/, which `npm test` builds first.
+ * and stops them together; it starts private NATS, PostgreSQL and Redis where none answers,
+ * and fails with one line per server it can neither reach nor start. `npm run demo` fills the
+ * demo platform. Runs against dist/, which `npm test` builds first.
  */
 const ROOT = process.cwd();
 const LAUNCHER = join(ROOT, 'scripts', 'start-all.mjs');
+const DEMO = join(ROOT, 'dist', 'apps', 'demo', 'src', 'main.js');
+const run = promisify(execFile);
 
 const SERVICES = [
   { name: 'gateway', portVariable: 'PORT' },
@@ -21,7 +31,7 @@ const SERVICES = [
 interface Launched {
   process: ChildProcess;
   output: () => string;
-  /** pid of each child, from the launcher's own "started" lines. */
+  /** pid of each child, from the launcher's "started" line. */
   pids: Map<string, number>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -38,15 +48,8 @@ function launch(env: Record<string, string>, args: string[] = []): Launched {
   const pids = new Map<string, number>();
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
-    for (const line of chunk.toString().split('\n')) {
-      if (!line.includes('"service":"launcher"')) continue;
-      try {
-        const entry = JSON.parse(line) as { child?: string; pid?: number; msg?: string };
-        if (entry.child && entry.pid && entry.msg?.startsWith('started')) pids.set(entry.child, entry.pid);
-      } catch {
-        // a partial line; the "started" lines are written long before any chunk boundary matters
-      }
-    }
+    const started = /^started (.*)$/m.exec(output)?.[1] ?? '';
+    for (const [, name, pid] of started.matchAll(/([a-z-]+) \(pid (\d+)\)/g)) pids.set(name, Number(pid));
   };
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
@@ -91,7 +94,27 @@ async function readyStatus(port: number): Promise<number | undefined> {
   }
 }
 
-describe('scripts/start-all.mjs', () => {
+async function servicePorts(env: Record<string, string>): Promise<Record<string, number>> {
+  const ports: Record<string, number> = {};
+  for (const { name, portVariable } of SERVICES) {
+    ports[name] = await freePort();
+    env[portVariable] = String(ports[name]);
+  }
+  return ports;
+}
+
+afterEach(async () => {
+  // Whatever a failed test left behind: the launcher, then its (detached) children.
+  for (const run of launched.splice(0)) {
+    if (run.process.exitCode === null && run.process.signalCode === null) {
+      run.process.kill('SIGTERM');
+      await within(run.exited, 20000, 'launcher exit').catch(() => run.process.kill('SIGKILL'));
+    }
+    for (const pid of run.pids.values()) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
+});
+
+describe('scripts/start-all.mjs with the servers running', () => {
   let nats: TestNats;
   let db: TestDatabase;
 
@@ -100,24 +123,12 @@ describe('scripts/start-all.mjs', () => {
     db = newTestDatabase();
   });
 
-  afterEach(async () => {
-    // Whatever a failed test left behind: the launcher, then its (detached) children.
-    for (const run of launched.splice(0)) {
-      if (run.process.exitCode === null && run.process.signalCode === null) {
-        run.process.kill('SIGTERM');
-        await within(run.exited, 15000, 'launcher exit').catch(() => run.process.kill('SIGKILL'));
-      }
-      for (const pid of run.pids.values()) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-    }
-  });
-
   afterAll(async () => {
     await db?.drop();
     await nats?.stop();
   });
 
   async function environment(): Promise<{ env: Record<string, string>; ports: Record<string, number> }> {
-    const ports: Record<string, number> = {};
     const env: Record<string, string> = {
       NATS_URL: nats.url,
       DATABASE_URL: db.url,
@@ -125,14 +136,10 @@ describe('scripts/start-all.mjs', () => {
       HOST: '127.0.0.1',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     };
-    for (const { name, portVariable } of SERVICES) {
-      ports[name] = await freePort();
-      env[portVariable] = String(ports[name]);
-    }
-    return { env, ports };
+    return { env, ports: await servicePorts(env) };
   }
 
-  it('starts every service, each ready, and exits 0 on SIGTERM after they all stopped', async () => {
+  it('uses them, starts every service, prints one ready line, and exits 0 on SIGTERM after they all stopped', async () => {
     for (const { name } of SERVICES) {
       const main = join(ROOT, 'dist', 'apps', name, 'src', 'main.js');
       if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first (npm test does)`);
@@ -150,6 +157,13 @@ describe('scripts/start-all.mjs', () => {
       });
     }
     expect([...run.pids.keys()].sort()).toEqual(SERVICES.map((s) => s.name).sort());
+    const api = `http://127.0.0.1:${ports.gateway}`;
+    await waitFor(() => run.output().includes('ready: '), { timeoutMs: 10000, what: 'the ready line' });
+    const readyLines = run.output().split('\n').filter((line) => line.startsWith('ready: '));
+    expect(readyLines).toEqual([`ready: API ${api}  docs ${api}/docs  metrics ${api}/metrics`]);
+    expect(run.output()).toContain(`NATS: using the server at ${nats.url}`);
+    // No deprecation (or any other) warning of Node or Fastify at start.
+    expect(run.output()).not.toMatch(/DeprecationWarning|FSTDEP|\(node:\d+\) /);
 
     run.process.kill('SIGTERM');
     const { code, signal } = await within(run.exited, 15000, 'launcher exit after SIGTERM');
@@ -178,3 +192,189 @@ describe('scripts/start-all.mjs', () => {
     expect(run.output()).toMatch(/payouts-read exited unexpectedly/);
   });
 });
+
+describe('scripts/start-all.mjs where no server runs', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'weave-launcher-'));
+    // PostgreSQL runs as the postgres user when the tests run as root: it must reach its directory.
+    await chmod(dir, 0o755);
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function closedUrls(): Promise<Record<string, string>> {
+    return {
+      NATS_URL: `nats://127.0.0.1:${await freePort()}`,
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/weave`,
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+    };
+  }
+
+  it('without the server programs: one line per server (URL, why, how to get it), exit 1, no stack trace, nothing started', async () => {
+    // A PATH with node alone, and no PostgreSQL under PG_BIN_DIR (it stands for the Debian
+    // directory /usr/lib/postgresql/<v>/bin, which the launcher also searches).
+    const bin = join(dir, 'bin-node-only');
+    await run('mkdir', ['-p', bin, join(dir, 'no-postgres')]);
+    await symlink(process.execPath, join(bin, 'node')).catch(() => undefined);
+    const urls = await closedUrls();
+    const env = { ...urls, PATH: bin, PG_BIN_DIR: join(dir, 'no-postgres'), LAUNCHER_DATA_DIR: join(dir, 'data-none'), NATS_SERVER_BIN: '', REDIS_SERVER_BIN: '' };
+    await servicePorts(env);
+    const launcher = launch(env);
+    const { code } = await within(launcher.exited, 15000, 'launcher exit');
+    const output = launcher.output();
+    expect(code).toBe(1);
+    const lines = output.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    const [natsLine, postgresLine, redisLine] = lines;
+    expect(natsLine).toBe(
+      `NATS: no server answers at ${urls.NATS_URL} (connection refused: nothing listens there); nats-server is not installed, so none could be started here. ` +
+        'Get it: apt install nats-server (Debian/Ubuntu), brew install nats-server (macOS), or run the whole system with docker compose up',
+    );
+    expect(postgresLine).toMatch(new RegExp(`^PostgreSQL: no server answers at ${urls.DATABASE_URL.replace(/[/.]/g, '\\$&')} \\(connection refused: nothing listens there\\); PostgreSQL's server programs \\(initdb, pg_ctl\\) are not installed .*Get it: apt install postgresql \\(Debian/Ubuntu\\), brew install postgresql@16 \\(macOS\\), or run the whole system with docker compose up$`));
+    expect(redisLine).toBe(
+      `Redis: no server answers at ${urls.REDIS_URL} (connection refused: nothing listens there); redis-server is not installed, so none could be started here. ` +
+        'Get it: apt install redis-server (Debian/Ubuntu), brew install redis (macOS), or run the whole system with docker compose up',
+    );
+    expect(output).not.toMatch(/^\s+at |Error:|ECONNREFUSED/m);
+    expect(launcher.pids.size).toBe(0);
+  });
+
+  it('with the programs: private servers under LAUNCHER_DATA_DIR, ready within 30 s, the demo twice adds nothing twice, the report survives a restart', async () => {
+    const dataDir = join(dir, 'data');
+    const urls = await closedUrls();
+    const env: Record<string, string> = {
+      ...urls,
+      LAUNCHER_DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      REPORTING_PUBLISH_INTERVAL_MS: '1000',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    };
+    const ports = await servicePorts(env);
+    const api = `http://127.0.0.1:${ports.gateway}`;
+
+    async function startAndWaitReady(): Promise<Launched> {
+      const launcher = launch(env);
+      await waitFor(async () => (await readyStatus(ports.gateway)) === 200, { timeoutMs: 30000, intervalMs: 200, what: 'gateway /health/ready 200' }).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}\n--- launcher output ---\n${launcher.output().slice(-4000)}`);
+        },
+      );
+      await waitFor(() => launcher.output().includes('\nready: '), { timeoutMs: 30000, what: 'the ready line' });
+      return launcher;
+    }
+    async function stop(launcher: Launched): Promise<void> {
+      launcher.process.kill('SIGINT');
+      const { code } = await within(launcher.exited, 30000, 'launcher exit after SIGINT');
+      expect({ code, output: code === 0 ? '' : launcher.output().slice(-4000) }).toEqual({ code: 0, output: '' });
+      expect(launcher.output()).toContain('stopped the private servers');
+      // Stopped with the services: nothing answers any more.
+      expect((await probeNats(urls.NATS_URL, 500)).ok).toBe(false);
+      expect((await probePostgres(urls.DATABASE_URL, 500)).ok).toBe(false);
+      expect((await probeRedis(urls.REDIS_URL, 500)).ok).toBe(false);
+    }
+    async function demo(): Promise<DemoJson> {
+      const { stdout } = await run(process.execPath, [DEMO, '--json'], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60000 });
+      return JSON.parse(stdout) as DemoJson;
+    }
+    async function streamMessages(): Promise<number> {
+      const nc = await connect({ servers: urls.NATS_URL });
+      try {
+        return (await (await jetstreamManager(nc)).streams.info('EVENTS')).state.messages;
+      } finally {
+        await nc.close();
+      }
+    }
+    async function report(key: string): Promise<Record<string, unknown> | undefined> {
+      const response = await fetch(`${api}/agent/reporting?time_range=all`, { headers: { authorization: `Bearer ${key}` } });
+      return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
+    }
+    const figures = (r: Record<string, unknown> | undefined) => r && Object.fromEntries(FIGURES.map((f) => [f, r[f]]));
+    async function reportEquals(key: string, expected: Record<string, unknown>): Promise<void> {
+      const want = figures(expected);
+      let last: unknown;
+      await waitFor(
+        async () => {
+          last = figures(await report(key));
+          return JSON.stringify(last) === JSON.stringify(want);
+        },
+        { timeoutMs: 30000, intervalMs: 500, what: 'the report the demo announced' },
+      ).catch(() => expect(last).toEqual(want));
+    }
+
+    const first = await startAndWaitReady();
+    for (const [label, url] of [['NATS', urls.NATS_URL], ['PostgreSQL', urls.DATABASE_URL], ['Redis', urls.REDIS_URL]]) {
+      expect(first.output()).toContain(`${label}: started a private server at ${url} (data in ${join(dataDir, label === 'NATS' ? 'nats' : label === 'PostgreSQL' ? 'postgres' : 'redis')}`);
+    }
+    expect(existsSync(join(dataDir, 'postgres', 'data', 'PG_VERSION'))).toBe(true);
+    expect(existsSync(join(dataDir, 'nats', 'jetstream'))).toBe(true);
+
+    const created = await demo();
+    expect(created).toMatchObject({ agent_id: 'agent_demo', owner_uid: 'demo-owner', platform_created: true, published: { already_in_stream: false, duplicates: 0 } });
+    expect(created.published.stored).toBe(created.published.published);
+    expect(created.keys.live).toMatchObject({ mode: 'live', created: true });
+    await reportEquals(created.keys.live.api_key, { ...created.expected_reports.live, earnings_coverage: 'partial', is_test: false });
+    await reportEquals(created.keys.test.api_key, { ...created.expected_reports.test, earnings_coverage: 'unavailable', is_test: true });
+    const stored = await streamMessages();
+    expect(stored).toBe(created.published.stored);
+
+    // Again: the same platform, the same keys, nothing published; and with the marker gone,
+    // the same ids again, all recognized as duplicates by the stream.
+    const second = await demo();
+    expect(second).toMatchObject({ platform_created: false, published: { already_in_stream: true, published: 0 } });
+    expect(second.keys.live).toEqual({ ...created.keys.live, created: false });
+    expect(second.expected_reports).toEqual(created.expected_reports);
+    await unlink(join(dataDir, 'demo', 'published.json'));
+    const third = await demo();
+    expect(third.published).toMatchObject({ already_in_stream: false, stored: 0, duplicates: created.published.published });
+    expect(await streamMessages()).toBe(stored);
+
+    // The payouts the demo announced are in the payout read model.
+    const nc = await connect({ servers: urls.NATS_URL });
+    const overview = (await nc.request('payouts.v1.overview.get', JSON.stringify({ agent_id: 'agent_demo' }), { timeout: 5000 })).json<{
+      ok: boolean;
+      result: { balances: Record<string, unknown>[]; readiness: { setup_status: string } };
+    }>();
+    await nc.close();
+    expect(overview.ok).toBe(true);
+    expect(overview.result.balances).toEqual([expect.objectContaining(created.payouts.balance)]);
+    expect(overview.result.readiness.setup_status).toBe('complete');
+
+    const before = await report(created.keys.live.api_key);
+    await stop(first);
+
+    // Restarted on the same data: the platform, its key, the stream and the report are all there.
+    const restarted = await startAndWaitReady();
+    expect(restarted.output()).toContain(`PostgreSQL: started a private server at ${urls.DATABASE_URL}`);
+    await reportEquals(created.keys.live.api_key, before!);
+    expect(await streamMessages()).toBe(stored);
+    await stop(restarted);
+  });
+});
+
+const FIGURES = [
+  'exposures',
+  'clicks',
+  'engagements',
+  'conversions',
+  'earnings_micros',
+  'earnings_excluded_recommendations',
+  'pending_earnings_recommendations',
+  'accounting_review_required',
+  'accounting_reconciled_through',
+  'earnings_coverage',
+  'is_test',
+] as const;
+
+interface DemoJson {
+  agent_id: string;
+  owner_uid: string;
+  platform_created: boolean;
+  keys: Record<'live' | 'test', { key_id: string; api_key: string; mode: string; created: boolean }>;
+  published: { published: number; stored: number; duplicates: number; already_in_stream: boolean };
+  expected_reports: Record<'live' | 'test', Record<string, unknown>>;
+  payouts: { balance: Record<string, unknown> };
+}

@@ -73,7 +73,8 @@ export async function probeRedis(url: string, timeoutMs = 2000): Promise<ProbeRe
   } catch (error) {
     return { ok: false, error: cause ?? error };
   } finally {
-    redis.disconnect();
+    // disconnect() on a client that already gave up arms a 2 s timer that keeps a process alive.
+    if (redis.status !== 'end') await redis.quit().catch(() => redis.disconnect());
   }
 }
 
