@@ -63,7 +63,7 @@ if (missing.length > 0 || !existsSync(join(root, 'dist', 'libs', 'servers'))) {
 }
 
 const { ConfigError, ServerEnv, loadEnv } = await import('#libs/config');
-const { describeServerOutcome, provideLocalServers } = await import('#libs/servers');
+const { describeServerOutcome, privateNatsSettings, provideLocalServers } = await import('#libs/servers');
 
 // 1. Configuration, once, before anything starts.
 const services = [];
@@ -116,9 +116,11 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
 
 // 2. NATS, PostgreSQL, Redis.
 const dataDir = resolve(root, process.env.LAUNCHER_DATA_DIR || '.data');
+// With NATS passwords given (DESIGN §8), a private nats-server runs with the project's users.
 servers = await provideLocalServers({
   urls: { nats: serverEnv.NATS_URL, postgres: serverEnv.DATABASE_URL, redis: serverEnv.REDIS_URL },
   dataDir,
+  nats: privateNatsSettings(process.env, join(root, 'deploy', 'nats', 'nats-server.conf')),
 });
 if (!servers.ok) {
   // Only what is wrong: any server started meanwhile has been stopped again.
@@ -165,7 +167,7 @@ async function finish() {
   const started = servers.outcomes.filter((outcome) => outcome.state === 'started');
   if (started.length > 0) {
     await servers.stop();
-    say(`stopped the private servers (data kept in ${relative(root, dataDir) || dataDir})`);
+    say(`stopped the private servers (data kept in ${dataDir.startsWith(`${root}/`) ? relative(root, dataDir) : dataDir})`);
   }
   say(exitCode === 0 ? 'all stopped' : 'stopped after a failure');
   process.exit(exitCode);

@@ -17,7 +17,7 @@ import { REDIS_URL, freePort, newTestDatabase, startNats, waitFor, type TestData
  */
 const ROOT = process.cwd();
 const LAUNCHER = join(ROOT, 'scripts', 'start-all.mjs');
-const DEMO = join(ROOT, 'dist', 'apps', 'demo', 'src', 'main.js');
+const DEMO = join(ROOT, 'dist', 'apps', 'demo-seed', 'src', 'main.js');
 const run = promisify(execFile);
 
 const SERVICES = [

@@ -8,9 +8,9 @@ import {
   RecommendationEventDto,
   ReconciliationWatermarkDto,
 } from '#libs/contracts';
-import { buildDemoPayouts } from '../../apps/demo/src/week/payouts-plan.js';
-import { expectedReport } from '../../apps/demo/src/week/expected-report.js';
-import { DAY_MS, MINUTE_MS, buildDemoWeek, type DemoMessage } from '../../apps/demo/src/week/week-plan.js';
+import { buildDemoPayouts } from '../../apps/demo-seed/src/week/payouts-plan.js';
+import { expectedReport } from '../../apps/demo-seed/src/week/expected-report.js';
+import { DAY_MS, MINUTE_MS, buildDemoWeek, type DemoMessage } from '../../apps/demo-seed/src/week/week-plan.js';
 import { referenceReport, type ModelEvent } from '../support/reference-model.js';
 
 /**

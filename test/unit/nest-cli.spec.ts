@@ -77,7 +77,7 @@ describe('npm scripts through the Nest CLI', () => {
 
   // --no-shell: `nest start` then spawns node itself, so the SIGTERM it forwards reaches the
   // service (through a shell, the shell died and the service ran on).
-  it.each(apps.filter((app) => app !== 'ops' && app !== 'demo'))('start:%s builds the libraries, then `nest start` runs the app', (app) => {
+  it.each(apps.filter((app) => app !== 'ops' && app !== 'demo-seed'))('start:%s builds the libraries, then `nest start` runs the app', (app) => {
     expect(scripts[`start:${app}`]).toBe(`npm run -s build && nest start ${app} --no-shell`);
   });
 
@@ -90,7 +90,7 @@ describe('npm scripts through the Nest CLI', () => {
   });
 
   it('demo (a one-shot command, not a service) builds, then runs the built app', () => {
-    expect(scripts.demo).toBe('npm run -s build && node dist/apps/demo/src/main.js');
-    expect(scripts['start:demo']).toBeUndefined();
+    expect(scripts.demo).toBe('npm run -s build && node dist/apps/demo-seed/src/main.js');
+    expect(scripts['start:demo-seed']).toBeUndefined();
   });
 });

@@ -31,4 +31,3 @@ export {
   type RevokedKey,
 } from './identity.repository.js';
 export { encodeIdentityChanged, decodeIdentityChanged, type IdentityChangedMessage } from './identity-changed.js';
-export { DEMO_AGENT_ID, DEMO_OWNER_UID } from './demo-platform.js';

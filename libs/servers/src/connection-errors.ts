@@ -43,3 +43,9 @@ export function isConnectionRefused(error: unknown): boolean {
   const e = (error ?? {}) as { code?: string; message?: string; cause?: { code?: string } };
   return e.code === 'ECONNREFUSED' || e.cause?.code === 'ECONNREFUSED' || /ECONNREFUSED|connection refused/i.test(String(e.message ?? ''));
 }
+
+/** Whether the server answered but refused the credentials (or their absence). */
+export function isAuthorizationError(error: unknown): boolean {
+  const e = (error ?? {}) as { name?: string; code?: string; message?: string };
+  return e.name === 'AuthorizationError' || e.code === '28P01' || /authorization violation|authentication|NOAUTH|WRONGPASS/i.test(String(e.message ?? ''));
+}

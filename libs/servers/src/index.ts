@@ -1,5 +1,5 @@
 export { SERVER_LABELS, SERVER_URL_VARIABLES, isLoopback, redactUrl, serverAddress, type ServerAddress, type ServerKind } from './urls.js';
-export { describeConnectionError, isConnectionRefused } from './connection-errors.js';
+export { describeConnectionError, isAuthorizationError, isConnectionRefused } from './connection-errors.js';
 export { PROBES, probeNats, probePostgres, probeRedis, type ProbeResult } from './probes.js';
 export { findOnPath, findPostgresBinaries, findProgram, type PostgresBinaries } from './programs.js';
 export { INSTALL_HINTS } from './install-hints.js';
@@ -7,4 +7,4 @@ export { ServerProcess, type ServerProcessOptions } from './server-process.js';
 export { NatsServer, type NatsServerOptions } from './nats-server.js';
 export { RedisServer, type RedisServerOptions } from './redis-server.js';
 export { PostgresCluster, type PostgresClusterOptions, type PostgresStopMode } from './postgres-cluster.js';
-export { describeServerOutcome, provideLocalServers, type LocalServers, type LocalServersOptions, type ServerOutcome } from './local-servers.js';
+export { describeServerOutcome, privateNatsSettings, provideLocalServers, type LocalServers, type LocalServersOptions, type ServerOutcome } from './local-servers.js';

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { describeConnectionError, isConnectionRefused } from './connection-errors.js';
+import { describeConnectionError, isAuthorizationError, isConnectionRefused } from './connection-errors.js';
 import { INSTALL_HINTS } from './install-hints.js';
 import { NatsServer } from './nats-server.js';
 import { PostgresCluster } from './postgres-cluster.js';
@@ -16,6 +16,11 @@ export interface LocalServersOptions {
   dataDir: string;
   /** PATH and the program overrides NATS_SERVER_BIN, REDIS_SERVER_BIN, PG_BIN_DIR. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * How a private nats-server runs when one is started: a configuration file with users (DESIGN
+   * §8, e.g. deploy/nats/nats-server.conf) and the user its readiness probe connects as.
+   */
+  nats?: { configFile?: string; probe?: { user: string; pass: string } };
   probeTimeoutMs?: number;
 }
 
@@ -37,6 +42,19 @@ export interface LocalServers {
 interface Started {
   stop(): Promise<void>;
   stopNow(): void;
+}
+
+/**
+ * How a private nats-server should run for an environment: when NATS passwords are given
+ * (NATS_PASSWORD_<USER>, DESIGN §8), with `configFile` (deploy/nats/nats-server.conf, which
+ * reads them) and probed as one of those users (the gateway's when given); else anonymous.
+ */
+export function privateNatsSettings(env: NodeJS.ProcessEnv, configFile: string): LocalServersOptions['nats'] {
+  const passwords = Object.keys(env).filter((name) => name.startsWith('NATS_PASSWORD_') && env[name]).sort();
+  if (passwords.length === 0) return undefined;
+  const variable = passwords.includes('NATS_PASSWORD_GATEWAY') ? 'NATS_PASSWORD_GATEWAY' : passwords[0];
+  const user = variable.slice('NATS_PASSWORD_'.length).toLowerCase().replace(/_/g, '-');
+  return { configFile, probe: { user, pass: env[variable]! } };
 }
 
 /** A path as a person at `cwd` would type it: relative inside it, absolute elsewhere. */
@@ -68,7 +86,7 @@ async function startPrivate(kind: ServerKind, url: string, options: LocalServers
       const program = findProgram('nats-server', 'NATS_SERVER_BIN', env);
       if (!program) throw new MissingProgram('nats-server is not installed');
       const logFile = join(dataDir, 'nats-server.log');
-      const server = new NatsServer({ host, port, storeDir: dataDir, program, logFile });
+      const server = new NatsServer({ host, port, storeDir: dataDir, program, logFile, ...options.nats });
       await server.start();
       return { server: { stop: () => server.stop('SIGTERM'), stopNow: () => server.signal('SIGTERM') }, dataDir, logFile };
     }
@@ -124,7 +142,9 @@ export async function provideLocalServers(options: LocalServersOptions): Promise
         return { kind, url: shown, state: 'failed', reason: `${variable} is not a URL; set it to a ${kind}:// URL` };
       }
       const probe = await PROBES[kind](url, options.probeTimeoutMs);
-      if (probe.ok) return { kind, url: shown, state: 'reachable' };
+      // NATS credentials are each service's own (not in the URL): a server that refuses an
+      // anonymous probe is there.
+      if (probe.ok || (kind === 'nats' && isAuthorizationError(probe.error))) return { kind, url: shown, state: 'reachable' };
       const why = describeConnectionError(probe.error);
       const tried = `no server answers at ${shown} (${why})`;
       if (!isConnectionRefused(probe.error)) {

@@ -12,6 +12,13 @@ export class DemoEnv extends ServerEnv {
   @Matches(/^https?:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment' })
   PUBLIC_BASE_URL?: string;
 
+  /**
+   * The `producer` user's password (DESIGN §8): with it the demo publishes as `producer`, unless
+   * NATS_USER / NATS_CREDS name another identity.
+   */
+  @IsOptional() @IsString()
+  NATS_PASSWORD_PRODUCER?: string;
+
   /** Where private servers keep their data (shared with `npm start`); the demo keeps its keys in demo/ there. */
   @IsString() @MinLength(1)
   LAUNCHER_DATA_DIR = '.data';

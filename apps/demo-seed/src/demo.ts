@@ -2,18 +2,18 @@ import { join, resolve } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { Streams, type Traffic } from '#libs/contracts';
 import { initializeDatabase } from '#libs/database';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { DEMO_PLATFORM } from '#libs/demo';
 import {
-  DEMO_AGENT_ID,
-  DEMO_OWNER_UID,
-  IDENTITY_SCHEMA,
   IdentityRepository,
   PlatformEntity,
   createIdentityDataSource,
   type KeyMode,
 } from '#libs/identity';
-import { NatsClient, ensureStreams } from '#libs/nats';
-import { describeServerOutcome, provideLocalServers, type LocalServers } from '#libs/servers';
-import { natsServers } from '#libs/config';
+import { ensureStreams, natsAuthOptions } from '#libs/nats';
+import { describeServerOutcome, privateNatsSettings, provideLocalServers, type LocalServers } from '#libs/servers';
+import { natsIdentity, natsServers, streamRetention } from '#libs/config';
 import type { DemoEnv } from './config/demo.env.js';
 import { demoKeys, type DemoKey } from './platform/demo-keys.js';
 import { progress } from './publish/progress.js';
@@ -65,7 +65,12 @@ async function gatewayReady(url: string): Promise<boolean> {
  */
 export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
   const dataDir = resolve(env.LAUNCHER_DATA_DIR);
-  const servers: LocalServers = await provideLocalServers({ urls: { nats: env.NATS_URL, postgres: env.DATABASE_URL }, dataDir });
+  const servers: LocalServers = await provideLocalServers({
+    urls: { nats: env.NATS_URL, postgres: env.DATABASE_URL },
+    dataDir,
+    // Paths are the repository's: npm runs the demo there.
+    nats: privateNatsSettings(process.env, resolve('deploy', 'nats', 'nats-server.conf')),
+  });
   if (!servers.ok) {
     const lines = servers.outcomes.filter((o) => o.state === 'failed').map((o) => describeServerOutcome(o));
     throw new DemoFailure(lines.join('\n'));
@@ -74,33 +79,38 @@ export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
     say(`${describeServerOutcome(outcome)}; it stops when the demo ends`);
   }
   let dataSource: DataSource | undefined;
-  let nats: NatsClient | undefined;
+  let nats: NatsConnection | undefined;
   try {
     dataSource = createIdentityDataSource(env.DATABASE_URL, 2, 'demo');
-    await initializeDatabase(dataSource, IDENTITY_SCHEMA);
+    await initializeDatabase(dataSource);
     const identity = new IdentityRepository(dataSource);
-    const platform = await identity.createPlatform(DEMO_AGENT_ID, DEMO_OWNER_UID);
+    const platform = await identity.createPlatform(DEMO_PLATFORM.agentId, DEMO_PLATFORM.ownerUid);
     // The week ends when the platform was created: every later run rebuilds the same week.
-    const { created_at: anchor } = await dataSource.getRepository(PlatformEntity).findOneByOrFail({ agent_id: DEMO_AGENT_ID });
+    const { created_at: anchor } = await dataSource.getRepository(PlatformEntity).findOneByOrFail({ agent_id: DEMO_PLATFORM.agentId });
     const keysFile = join(dataDir, 'demo', 'keys.json');
-    const keys = await demoKeys(identity, DEMO_AGENT_ID, keysFile);
-    say(`demo platform ${DEMO_AGENT_ID} (owner ${DEMO_OWNER_UID}): ${platform.created ? 'created' : 'exists'}; keys: ${(['live', 'test'] as const).map((m) => `${m} ${keys[m].created ? 'created' : 'kept'}`).join(', ')}`);
+    const keys = await demoKeys(identity, DEMO_PLATFORM.agentId, keysFile);
+    say(`demo platform ${DEMO_PLATFORM.agentId} (owner ${DEMO_PLATFORM.ownerUid}): ${platform.created ? 'created' : 'exists'}; keys: ${(['live', 'test'] as const).map((m) => `${m} ${keys[m].created ? 'created' : 'kept'}`).join(', ')}`);
 
-    nats = await NatsClient.connect({ servers: natsServers(env.NATS_URL), name: 'demo' });
-    await ensureStreams(nats.manager);
-    const week = buildDemoWeek(anchor, DEMO_AGENT_ID);
+    // An internal producer's connection (DESIGN §4, §8): as `producer` when its password is given.
+    const natsUser = natsIdentity(env) ?? (env.NATS_PASSWORD_PRODUCER ? { user: 'producer', pass: env.NATS_PASSWORD_PRODUCER } : undefined);
+    nats = await connect({ servers: natsServers(env.NATS_URL), name: 'demo', ...(await natsAuthOptions(natsUser, 'demo')) });
+    // The producer may not call the JetStream API (deploy/nats/users.conf): then the services
+    // have created the streams, and the stream's duplicate detection stands in for the marker.
+    const manager = natsUser?.user === 'producer' ? undefined : await jetstreamManager(nats);
+    if (manager) await ensureStreams(manager, { retention: streamRetention(env) });
+    const week = buildDemoWeek(anchor, DEMO_PLATFORM.agentId);
     const payouts = buildDemoPayouts(week);
     const messages = [...week.messages, ...payouts.messages].sort((a, b) => a.at - b.at);
     const markerFile = join(dataDir, 'demo', 'published.json');
     const lastId = messages[messages.length - 1].id;
-    const storedAt = await alreadyInStream(nats.manager, markerFile, Streams.events, lastId);
+    const storedAt = manager ? await alreadyInStream(manager, markerFile, Streams.events, lastId) : undefined;
     let published: PublishOutcome & { already_in_stream: boolean };
     if (storedAt !== undefined) {
       say(`the week is already in stream ${Streams.events} (its last message at sequence ${storedAt}): nothing to publish`);
       published = { published: 0, stored: 0, duplicates: 0, already_in_stream: true };
     } else {
       const bar = progress(process.stderr, 'publishing', messages.length);
-      const outcome = await publishAll(nats.jetstream, messages, (done) => bar.update(done));
+      const outcome = await publishAll(jetstream(nats), messages, (done) => bar.update(done));
       bar.finish(outcome.published);
       if (outcome.last) await rememberInStream(markerFile, outcome.last);
       published = { ...outcome, already_in_stream: false };
@@ -112,8 +122,8 @@ export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
     const { messages: _published, ...payoutsSummary } = payouts;
     const gatewayUrl = env.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `http://127.0.0.1:${env.PORT}`;
     return {
-      agent_id: DEMO_AGENT_ID,
-      owner_uid: DEMO_OWNER_UID,
+      agent_id: DEMO_PLATFORM.agentId,
+      owner_uid: DEMO_PLATFORM.ownerUid,
       platform_created: platform.created,
       keys,
       keys_file: keysFile,
@@ -125,7 +135,7 @@ export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
       gateway: { url: gatewayUrl, ready: await gatewayReady(gatewayUrl) },
     };
   } finally {
-    await nats?.drain();
+    await nats?.drain().catch(() => nats?.close());
     if (dataSource?.isInitialized) await dataSource.destroy();
     await servers.stop();
   }
