@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { REPORT_COUNTERS } from '#libs/contracts';
 import { probeNats, probePostgres, probeRedis } from '#libs/servers';
 import { REDIS_URL, freePort, newTestDatabase, startNats, waitFor, type TestDatabase, type TestNats } from '../support/index.js';
 
@@ -160,7 +161,9 @@ describe('scripts/start-all.mjs with the servers running', () => {
     const api = `http://127.0.0.1:${ports.gateway}`;
     await waitFor(() => run.output().includes('ready: '), { timeoutMs: 10000, what: 'the ready line' });
     const readyLines = run.output().split('\n').filter((line) => line.startsWith('ready: '));
-    expect(readyLines).toEqual([`ready: API ${api}  docs ${api}/docs  metrics ${api}/metrics`]);
+    // The dashboard's URL only once it is built (npm run build:dashboard).
+    const dashboard = existsSync(join(ROOT, 'dist', 'dashboard')) ? `  dashboard ${api}/dashboard/` : '';
+    expect(readyLines).toEqual([`ready: API ${api}  docs ${api}/docs  metrics ${api}/metrics${dashboard}`]);
     expect(run.output()).toContain(`NATS: using the server at ${nats.url}`);
     // No deprecation (or any other) warning of Node or Fastify at start.
     expect(run.output()).not.toMatch(/DeprecationWarning|FSTDEP|\(node:\d+\) /);
@@ -355,19 +358,7 @@ describe('scripts/start-all.mjs where no server runs', () => {
   });
 });
 
-const FIGURES = [
-  'exposures',
-  'clicks',
-  'engagements',
-  'conversions',
-  'earnings_micros',
-  'earnings_excluded_recommendations',
-  'pending_earnings_recommendations',
-  'accounting_review_required',
-  'accounting_reconciled_through',
-  'earnings_coverage',
-  'is_test',
-] as const;
+const FIGURES = [...REPORT_COUNTERS, 'accounting_reconciled_through', 'earnings_coverage', 'is_test'] as const;
 
 interface DemoJson {
   agent_id: string;

@@ -56,6 +56,19 @@ export interface Report {
   earnings_adapter_version: string;
 }
 
+/** The eight figures of a Report that count recommendations and money (SPEC "Counting rules"). */
+export const REPORT_COUNTERS = [
+  'exposures',
+  'clicks',
+  'engagements',
+  'conversions',
+  'earnings_micros',
+  'earnings_excluded_recommendations',
+  'pending_earnings_recommendations',
+  'accounting_review_required',
+] as const;
+export type ReportCounters = Pick<Report, (typeof REPORT_COUNTERS)[number]>;
+
 /** Body of the HTTP 202 while the first snapshot of a scope is prepared (DESIGN §5). */
 export interface PreparingReport {
   status: 'preparing';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Report } from '#libs/contracts';
+import { REPORT_COUNTERS, type Report } from '#libs/contracts';
 import { referenceReport, type ModelEvent } from '../../support/reference-model.js';
 
 // Published reports and read-model rows against the reference model of the acknowledged events.
@@ -11,16 +11,7 @@ export interface Comparison {
   totals: { exposures: number; clicks: number; conversions: number; earnings_micros: number; accounting_review_required: number };
 }
 
-const COUNTERS = [
-  'exposures',
-  'clicks',
-  'engagements',
-  'conversions',
-  'earnings_micros',
-  'earnings_excluded_recommendations',
-  'pending_earnings_recommendations',
-  'accounting_review_required',
-] as const;
+const COUNTERS = REPORT_COUNTERS;
 
 /**
  * Every report against the reference model of the acknowledged events over the report's own

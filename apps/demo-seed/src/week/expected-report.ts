@@ -1,16 +1,8 @@
-import type { Traffic } from '#libs/contracts';
+import { REPORT_COUNTERS, type ReportCounters, type Traffic } from '#libs/contracts';
 import { MINUTE_MS, type DemoWeek } from './week-plan.js';
 
 /** The figures of a Report (SPEC "Counting rules", DESIGN §5) that the demo's events produce. */
-export interface ExpectedReport {
-  exposures: number;
-  clicks: number;
-  engagements: number;
-  conversions: number;
-  earnings_micros: number;
-  earnings_excluded_recommendations: number;
-  pending_earnings_recommendations: number;
-  accounting_review_required: number;
+export interface ExpectedReport extends ReportCounters {
   /** The watermark the report carries (null: none, coverage `unavailable`). */
   accounting_reconciled_through: string | null;
 }
@@ -29,14 +21,7 @@ export function expectedReport(week: DemoWeek, traffic: Traffic, start: number |
     return (start === null || minute >= start) && minute < end;
   };
   const report: ExpectedReport = {
-    exposures: 0,
-    clicks: 0,
-    engagements: 0,
-    conversions: 0,
-    earnings_micros: 0,
-    earnings_excluded_recommendations: 0,
-    pending_earnings_recommendations: 0,
-    accounting_review_required: 0,
+    ...(Object.fromEntries(REPORT_COUNTERS.map((counter) => [counter, 0])) as ReportCounters),
     accounting_reconciled_through: traffic === 'live' ? new Date(week.reconciledThrough).toISOString() : null,
   };
   for (const recommendation of week.recommendations) {

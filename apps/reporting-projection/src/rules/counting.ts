@@ -1,4 +1,4 @@
-import type { RecommendationEventKind, Report } from '#libs/contracts';
+import { REPORT_COUNTERS, type RecommendationEventKind, type ReportCounters } from '#libs/contracts';
 
 /**
  * Engagement levels of a recommendation (DESIGN §4): the highest kind seen wins.
@@ -27,28 +27,9 @@ export function levelOfKind(kind: RecommendationEventKind): number {
 }
 
 /** Every counter of a Report, as summed from rollups. */
-export type Counters = Pick<
-  Report,
-  | 'exposures'
-  | 'clicks'
-  | 'engagements'
-  | 'conversions'
-  | 'earnings_micros'
-  | 'earnings_excluded_recommendations'
-  | 'pending_earnings_recommendations'
-  | 'accounting_review_required'
->;
+export type Counters = ReportCounters;
 
-export const COUNTER_NAMES: readonly (keyof Counters)[] = [
-  'exposures',
-  'clicks',
-  'engagements',
-  'conversions',
-  'earnings_micros',
-  'earnings_excluded_recommendations',
-  'pending_earnings_recommendations',
-  'accounting_review_required',
-];
+export const COUNTER_NAMES: readonly (keyof Counters)[] = REPORT_COUNTERS;
 
 export function zeroCounters(): Counters {
   return {
