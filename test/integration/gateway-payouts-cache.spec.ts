@@ -317,6 +317,22 @@ describe('the gateway payout cache', () => {
     expect(cache.stats().entries - entries).toBeLessThanOrEqual(1);
   });
 
+  it('answers pages past the last one but never keeps them; the last page with statements is kept', async () => {
+    const cache = cached.app.get(PayoutsReplyCache);
+    // 40 statements: page 2 of 20 is the last with items, page 3 is past it.
+    const last = await json<Page>(cached.base, '/history?page=2&page_size=20', B);
+    expect(last.items).toHaveLength(20);
+    const entries = cache.stats().entries;
+    for (const path of ['/statements?page=3&page_size=20', '/history?page=3&page_size=20', '/statements?page=10000&page_size=100', '/statements?status=LOCKED&page=2&page_size=2']) {
+      for (let i = 0; i < 2; i++) expect([path, await json<Page>(cached.base, path, B)]).toEqual([path, expect.objectContaining({ items: [] })]);
+    }
+    expect(cache.stats().entries).toBe(entries);
+    // The page with statements is kept: a change behind payouts-read's back does not show.
+    await sql.query(`UPDATE payouts.statement SET net_earnings_micros = 777 WHERE statement_id = $1`, [`st_${B}_019`]);
+    expect((await json<Page>(cached.base, '/history?page=2&page_size=20', B)).items[0].net_earnings_micros).not.toBe(777);
+    expect((await get(cached.base, '/statements?page=10001', B)).status).toBe(422);
+  });
+
   it('compresses large replies (br, gzip) to bytes that decompress to the same JSON; small ones stay plain', async () => {
     const path = '/statements?page_size=100';
     const plain = await get(short.base, path, E);
@@ -449,6 +465,17 @@ describe('PayoutsReplyCache', () => {
     expect(fetches).toBe(2);
     // Only the fetch that began after the announcement was kept.
     expect((await cache.reply('agent_share', 'k', body('x'))).body.toString()).toBe('v2');
+  });
+
+  it('keeps no list page past the last one (an empty page beyond page 1); other replies alike are kept', async () => {
+    await start();
+    const empty = (page: number) => body(JSON.stringify({ items: [], page, page_size: 20, total: 3 }));
+    expect((await cache.reply('agent_pages', 'p5', empty(5), { list: true })).body.toString()).toContain('"page":5');
+    expect(cache.stats().entries).toBe(0);
+    await cache.reply('agent_pages', 'p1', empty(1), { list: true }); // a platform without statements: page 1 is bounded
+    await cache.reply('agent_pages', 'p2', body(JSON.stringify({ items: [{ statement_id: 's' }], page: 2, page_size: 20, total: 21 })), { list: true });
+    await cache.reply('agent_pages', 'not-a-list', empty(5));
+    expect(cache.stats().entries).toBe(3);
   });
 
   it('never caches failures', async () => {

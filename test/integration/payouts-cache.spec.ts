@@ -5,6 +5,7 @@ import { NatsRpcClient } from '#libs/nats';
 import {
   connectProducer,
   newTestDatabase,
+  payoutStatementEvent,
   prepareStreams,
   startNats,
   startPayoutsRead,
@@ -69,4 +70,39 @@ it('serves a change through every replica once it is applied, despite cached rep
   const seen = new Set<number | undefined>();
   for (let i = 0; i < 20; i++) seen.add(await available());
   expect([...seen]).toEqual([250]);
+});
+
+/** Replies payouts-read answered from the database so far (both replicas run in this process: one registry). */
+async function fromDatabase(): Promise<number> {
+  const text = await (await fetch(`${replicas[0].url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('weave_payout_reply_cache_total') && l.includes('source="database"'));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+it('answers pages past the last one but never caches them; the pages with statements are cached', async () => {
+  const ask = (subject: string, payload: object) => firstValueFrom(rpc.send<{ items: unknown[]; page: number; total: number }>(subject, payload));
+  for (const n of [1, 2, 3]) {
+    await producer.publish({
+      subject: 'events.payouts.statement',
+      id: `st_paging_${n}`,
+      payload: payoutStatementEvent('agent_paging', n),
+    });
+  }
+  await waitFor(async () => (await ask(RpcSubjects.payoutsStatementsList, { agent_id: 'agent_paging' })).total === 3, { what: 'statements applied' });
+
+  // The last page with items: loaded once per replica at most, then cached.
+  let before = await fromDatabase();
+  for (let i = 0; i < 6; i++) expect((await ask(RpcSubjects.payoutsStatementsList, { agent_id: 'agent_paging', page: 2, page_size: 2 })).items).toHaveLength(1);
+  expect((await fromDatabase()) - before).toBeLessThanOrEqual(2);
+
+  // Past the last page (statements and history): answered every time, from the database every time.
+  for (const subject of [RpcSubjects.payoutsStatementsList, RpcSubjects.payoutsHistoryList]) {
+    before = await fromDatabase();
+    for (let i = 0; i < 6; i++) expect(await ask(subject, { agent_id: 'agent_paging', page: 3, page_size: 2 })).toEqual({ items: [], page: 3, page_size: 2, total: 3 });
+    expect((await fromDatabase()) - before).toBe(6);
+  }
+  // An empty first page (a platform without statements) is cached like any page.
+  before = await fromDatabase();
+  for (let i = 0; i < 6; i++) expect((await ask(RpcSubjects.payoutsStatementsList, { agent_id: 'agent_paging_none' })).total).toBe(0);
+  expect((await fromDatabase()) - before).toBeLessThanOrEqual(2);
 });

@@ -357,6 +357,7 @@ describe('query validation (422)', () => {
     ['/statements?page=1e2', /page must be an integer/],
     ['/statements?page=%201', /page must be an integer/],
     ['/statements?page=99999999999999999', /page must be an integer/],
+    ['/statements?page=10001', /page must be an integer from 1 to 10000; got "10001"/],
     ['/statements?page=', /page must be an integer/],
     ['/statements?page', /page must be an integer/],
     ['/statements?page_size=0', /page_size must be an integer from 1 to 100/],

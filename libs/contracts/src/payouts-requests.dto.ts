@@ -1,5 +1,5 @@
 import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { PAYOUTS_DEFAULT_PAGE, PAYOUTS_DEFAULT_PAGE_SIZE, PAYOUTS_MAX_PAGE_SIZE, PAYOUT_STATEMENT_STATUSES, type PayoutStatementStatus } from './payouts.constants.js';
+import { PAYOUTS_DEFAULT_PAGE, PAYOUTS_DEFAULT_PAGE_SIZE, PAYOUTS_MAX_PAGE, PAYOUTS_MAX_PAGE_SIZE, PAYOUT_STATEMENT_STATUSES, type PayoutStatementStatus } from './payouts.constants.js';
 import { FastCheck } from './fast-check.js';
 import {
   passesPayoutHistoryListRequestFastCheck,
@@ -21,10 +21,10 @@ export class PayoutsAgentRequestDto {
   agent_id: string;
 }
 
-/** `payouts.v1.history.list`. page ≥ 1 (default 1), page_size 1–100 (default 20). */
+/** `payouts.v1.history.list`. page 1–10,000 (default 1), page_size 1–100 (default 20). */
 @FastCheck(passesPayoutHistoryListRequestFastCheck)
 export class PayoutHistoryListRequestDto extends PayoutsAgentRequestDto {
-  @IsOptional() @IsPageNumber(1, Number.MAX_SAFE_INTEGER)
+  @IsOptional() @IsPageNumber(1, PAYOUTS_MAX_PAGE)
   page?: number | string;
 
   @IsOptional() @IsPageNumber(1, PAYOUTS_MAX_PAGE_SIZE)

@@ -1,4 +1,4 @@
-import { PAYOUTS_MAX_PAGE_SIZE, PAYOUT_STATEMENT_STATUSES } from './payouts.constants.js';
+import { PAYOUTS_MAX_PAGE, PAYOUTS_MAX_PAGE_SIZE, PAYOUT_STATEMENT_STATUSES } from './payouts.constants.js';
 import { isPlainObject, toPageNumber } from './payouts.validators.js';
 
 // Hot-path pre-checks of the request DTOs (see fast-validation.ts): each accepts only what its
@@ -23,7 +23,7 @@ export function passesPayoutHistoryListRequestFastCheck(value: unknown): boolean
     isPlainObject(value) &&
     hasOnlyKeys(value, HISTORY_KEYS) &&
     isRequestId(value.agent_id) &&
-    isOptionalPage(value.page, Number.MAX_SAFE_INTEGER) &&
+    isOptionalPage(value.page, PAYOUTS_MAX_PAGE) &&
     isOptionalPage(value.page_size, PAYOUTS_MAX_PAGE_SIZE)
   );
 }
@@ -33,7 +33,7 @@ export function passesPayoutStatementsListRequestFastCheck(value: unknown): bool
     isPlainObject(value) &&
     hasOnlyKeys(value, STATEMENTS_KEYS) &&
     isRequestId(value.agent_id) &&
-    isOptionalPage(value.page, Number.MAX_SAFE_INTEGER) &&
+    isOptionalPage(value.page, PAYOUTS_MAX_PAGE) &&
     isOptionalPage(value.page_size, PAYOUTS_MAX_PAGE_SIZE) &&
     (value.status === undefined || (PAYOUT_STATEMENT_STATUSES as readonly unknown[]).includes(value.status))
   );

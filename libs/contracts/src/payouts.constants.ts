@@ -15,5 +15,11 @@ export const PAYOUT_HISTORY_STATUSES: readonly PayoutStatementStatus[] = ['LOCKE
 export const PAYOUTS_DEFAULT_PAGE = 1;
 export const PAYOUTS_DEFAULT_PAGE_SIZE = 20;
 export const PAYOUTS_MAX_PAGE_SIZE = 100;
+/**
+ * Highest page number a list accepts (a million statements at the largest page size, far
+ * beyond any platform's history); a higher one is refused (422) rather than answered, so page
+ * numbers cannot be used to make up unbounded distinct requests.
+ */
+export const PAYOUTS_MAX_PAGE = 10_000;
 /** Statements in `/overview`'s `recent_statements`, newest period first. */
 export const PAYOUTS_RECENT_STATEMENTS = 5;

@@ -6,6 +6,7 @@ import {
   PAYOUT_STATEMENT_STATUSES,
   PAYOUTS_DEFAULT_PAGE,
   PAYOUTS_DEFAULT_PAGE_SIZE,
+  PAYOUTS_MAX_PAGE,
   PAYOUTS_MAX_PAGE_SIZE,
   SkipIfAbsent,
   shownValue,
@@ -35,11 +36,12 @@ export class PayoutHistoryQueryDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 1,
+    maximum: PAYOUTS_MAX_PAGE,
     default: PAYOUTS_DEFAULT_PAGE,
-    description: `Page number, an integer ≥ 1 (default ${PAYOUTS_DEFAULT_PAGE}). A page beyond the end has no items.`,
+    description: `Page number, an integer from 1 to ${PAYOUTS_MAX_PAGE} (default ${PAYOUTS_DEFAULT_PAGE}). A page beyond the end has no items.`,
     example: 1,
   })
-  @IsPageNumber(Number.MAX_SAFE_INTEGER, 'an integer ≥ 1')
+  @IsPageNumber(PAYOUTS_MAX_PAGE, `an integer from 1 to ${PAYOUTS_MAX_PAGE}`)
   page?: number;
 
   @ApiPropertyOptional({

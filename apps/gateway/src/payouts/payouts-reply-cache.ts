@@ -15,6 +15,22 @@ gauge('weave_gateway_payout_cache_bytes', 'Bytes held by the gateway payout cach
 });
 /** Replies kept at most, besides PAYOUTS_CACHE_MAX_BYTES (which counts ≥ 128 bytes an entry). */
 const MAX_ENTRIES = 50_000;
+/** A page past the last one is `{"items":[],"page":…,"page_size":…,"total":…}`: well under this. */
+const EMPTY_PAGE_MAX_BYTES = 256;
+
+/**
+ * Whether a list reply is a page with no items beyond page 1 (past the last page). Only small
+ * bodies are parsed: a page with items is larger than an empty one.
+ */
+export function isPastLastPage(body: Buffer): boolean {
+  if (body.length > EMPTY_PAGE_MAX_BYTES) return false;
+  try {
+    const page = JSON.parse(body.toString('utf8')) as { items?: unknown; page?: unknown };
+    return Array.isArray(page.items) && page.items.length === 0 && typeof page.page === 'number' && page.page > 1;
+  } catch {
+    return false;
+  }
+}
 
 /** A payout reply as the gateway sends it: the JSON bytes from payouts-read, and compressed forms on demand. */
 export interface PayoutReply {
@@ -71,6 +87,9 @@ class Reply implements PayoutReply {
  * - Size: replies below PAYOUTS_CACHE_MIN_BYTES are not kept (they cost little through NATS
  *   and stay on the live path); the bodies, their compressed forms, the keys and a per-entry
  *   overhead are bounded by PAYOUTS_CACHE_MAX_BYTES, least recently used first out.
+ * - Hostile paging: pages past the last one are answered but never kept, so walking page
+ *   numbers (at most 10,000 × 100 page sizes × the statuses) cannot fill the cache with empty
+ *   pages and push the real ones out.
  * - Concurrent misses of one key share one fetch; failures are never kept.
  */
 @Injectable()
@@ -115,16 +134,17 @@ export class PayoutsReplyCache implements OnModuleInit, BeforeApplicationShutdow
 
   /**
    * The reply for `key` of `agentId`: from the cache, else from `fetch` (which throws for
-   * anything but a successful reply; failures are never cached).
+   * anything but a successful reply; failures are never cached). `list`: the reply is a page of
+   * a list, not kept when it is past the last page.
    */
-  reply(agentId: string, key: string, fetch: () => Promise<Buffer>): Promise<PayoutReply> {
+  reply(agentId: string, key: string, fetch: () => Promise<Buffer>, options: { list?: boolean } = {}): Promise<PayoutReply> {
     const load = async () => {
       const body = await fetch();
       const reply = new Reply(body, body.length >= this.env.PAYOUTS_CACHE_MIN_BYTES);
       reply.grew = () => this.cache.remeasure(agentId, key, reply);
       return reply;
     };
-    return this.cache.fetch(agentId, key, load, { keep: (reply) => reply.large });
+    return this.cache.fetch(agentId, key, load, { keep: (reply) => reply.large && !(options.list && isPastLastPage(reply.body)) });
   }
 
   /** Drops a platform's entries; fetches of it in flight will not be kept. */

@@ -3,7 +3,7 @@ import { ClientProxy } from '@nestjs/microservices';
 import { ApiExtraModels, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { firstValueFrom } from 'rxjs';
-import { PAYOUTS_DEFAULT_PAGE, PAYOUTS_DEFAULT_PAGE_SIZE, RpcSubjects } from '#libs/contracts';
+import { PAYOUTS_DEFAULT_PAGE, PAYOUTS_DEFAULT_PAGE_SIZE, PAYOUTS_MAX_PAGE, PAYOUTS_MAX_PAGE_SIZE, RpcSubjects } from '#libs/contracts';
 import { withRequestId, type RawJson } from '#libs/nats';
 import { IdTokenRoute } from '../auth/authenticated-route.decorator.js';
 import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
@@ -86,9 +86,10 @@ const NO_QUERY_422 = ApiUnprocessableEntityResponse(
 
 function pageQuery422(parameters: string) {
   return ApiUnprocessableEntityResponse(
-    problemResponse(`page or page_size is not an integer in range, a parameter is repeated or empty, or a parameter other than ${parameters} is present.`, {
+    problemResponse(`page (1–${PAYOUTS_MAX_PAGE}) or page_size (1–${PAYOUTS_MAX_PAGE_SIZE}) is not an integer in range, a parameter is repeated or empty, or a parameter other than ${parameters} is present.`, {
       page_size: { summary: 'page_size out of range', value: problemExample('invalid-query', 'page_size must be an integer from 1 to 100; got "500".') },
-      page: { summary: 'page not an integer', value: problemExample('invalid-query', 'page must be an integer ≥ 1; got "1.5".') },
+      page: { summary: 'page not an integer', value: problemExample('invalid-query', 'page must be an integer from 1 to 10000; got "1.5".') },
+      page_too_high: { summary: 'page above 10,000', value: problemExample('invalid-query', 'page must be an integer from 1 to 10000; got "10001".') },
       other_parameter: {
         summary: 'Another query parameter',
         value: problemExample('invalid-query', `Unsupported query parameter "sort": supported parameters: ${parameters}.`),
@@ -96,6 +97,9 @@ function pageQuery422(parameters: string) {
     }),
   );
 }
+
+/** `ask`'s last argument for the list routes: the reply is a page (not cached past the last page). */
+const LIST_PAGE = true;
 
 const PAGE_DESCRIPTION = 'Ordered newest period first (ties by statement_id, so pages never overlap); `{items, page, page_size, total}`.';
 
@@ -171,7 +175,7 @@ export class PayoutsController {
   @ApiOkResponse({ description: 'One page of statements.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
   @pageQuery422('page, page_size, status (LOCKED, BLOCKED, FAILED, PAID)')
   async listPayoutStatements(@Owner() owner: OwnerPrincipal, @Query() query: PayoutStatementsQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    return this.ask(RpcSubjects.payoutsStatementsList, { agent_id: owner.agent_id, ...query }, pageKey('statements', query), request, reply);
+    return this.ask(RpcSubjects.payoutsStatementsList, { agent_id: owner.agent_id, ...query }, pageKey('statements', query), request, reply, LIST_PAGE);
   }
 
   @Get('statements/:statement_id')
@@ -211,20 +215,28 @@ export class PayoutsController {
   @ApiOkResponse({ description: 'One page of the history.', type: PayoutStatementPageDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: STATEMENT_PAGE_EXAMPLE })
   @pageQuery422('page, page_size')
   async listPayoutHistory(@Owner() owner: OwnerPrincipal, @Query() query: PayoutHistoryQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    return this.ask(RpcSubjects.payoutsHistoryList, { agent_id: owner.agent_id, ...query }, pageKey('history', query), request, reply);
+    return this.ask(RpcSubjects.payoutsHistoryList, { agent_id: owner.agent_id, ...query }, pageKey('history', query), request, reply, LIST_PAGE);
   }
 
   /**
    * The reply of payouts-read for `payload` (whose agent_id is the caller's platform), from the
    * gateway's cache of large replies when it holds it (PayoutsReplyCache, keyed by platform
-   * and `key`), else over NATS request/reply. The JSON bytes payouts-read sent are forwarded
+   * and `key`; `list`: a page of a list, not kept when it is past the last page), else over NATS
+   * request/reply. The JSON bytes payouts-read sent are forwarded
    * without parsing and re-serializing them; a large reply is compressed (once per cached
    * reply) when the client accepts br or gzip.
    */
-  private async ask(subject: string, payload: { agent_id: string; [field: string]: unknown }, key: string, request: FastifyRequest, reply: FastifyReply): Promise<Buffer> {
+  private async ask(
+    subject: string,
+    payload: { agent_id: string; [field: string]: unknown },
+    key: string,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    list = false,
+  ): Promise<Buffer> {
     // Payout data is per platform and private: no shared caches.
     void reply.header('Cache-Control', 'private, no-store');
-    const answer = await this.replies.reply(payload.agent_id, key, () => this.fetch(subject, payload, request));
+    const answer = await this.replies.reply(payload.agent_id, key, () => this.fetch(subject, payload, request), { list });
     void reply.type('application/json; charset=utf-8');
     if (!answer.large) return answer.body;
     void reply.header('Vary', 'Accept-Encoding');

@@ -3,6 +3,7 @@ import {
   PAYOUT_SETUP_STATUSES,
   PAYOUT_STATEMENT_STATUSES,
   PAYOUTS_DEFAULT_PAGE_SIZE,
+  PAYOUTS_MAX_PAGE,
   PAYOUTS_MAX_PAGE_SIZE,
   PAYOUTS_RECENT_STATEMENTS,
   type PayoutBalance,
@@ -297,7 +298,7 @@ export class PayoutStatementPageDto implements PayoutPage<PayoutStatement> {
   @ApiProperty({ type: () => [PayoutStatementDto], description: 'The statements of the page.' })
   items: PayoutStatementDto[];
 
-  @ApiProperty({ type: 'integer', minimum: 1, description: 'The page (1 unless asked).', example: 1 })
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: PAYOUTS_MAX_PAGE, description: 'The page (1 unless asked).', example: 1 })
   page: number;
 
   @ApiProperty({ type: 'integer', minimum: 1, maximum: PAYOUTS_MAX_PAGE_SIZE, description: `Statements per page (${PAYOUTS_DEFAULT_PAGE_SIZE} unless asked).`, example: PAYOUTS_DEFAULT_PAGE_SIZE })

@@ -17,7 +17,8 @@ const MAX_ENTRIES = 10_000;
  * (and everything on a NATS disconnect or reconnect, when announcements may have been lost).
  * PAYOUTS_CACHE_TTL_MS bounds staleness should an announcement be missed. A query that started
  * before a change of its platform does not cache its older answer, and concurrent misses of
- * one query share it (#libs/cache).
+ * one query share it (#libs/cache). Pages past the last one are answered but not kept
+ * (PayoutsController): hostile paging cannot fill the cache.
  */
 @Injectable()
 export class PayoutReplyCache implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -49,8 +50,9 @@ export class PayoutReplyCache implements OnApplicationBootstrap, BeforeApplicati
     this.invalidation?.stop();
   }
 
-  reply<T>(agentId: string, key: string, load: () => Promise<T>): Promise<T> {
-    return this.cache.fetch(agentId, key, load);
+  /** The reply for `key` of `agentId`, cached unless `keep` says no (a page past the last one). */
+  reply<T>(agentId: string, key: string, load: () => Promise<T>, keep?: (value: T) => boolean): Promise<T> {
+    return this.cache.fetch(agentId, key, load, { keep });
   }
 
   forget(agentId: string): void {

@@ -6,6 +6,7 @@ import {
   PayoutStatementsListRequestDto,
   PayoutsAgentRequestDto,
   RpcSubjects,
+  type PayoutPage,
 } from '#libs/contracts';
 import { RawJson } from '#libs/nats';
 import { PayoutReplyCache } from './payout-reply-cache.js';
@@ -40,7 +41,7 @@ export class PayoutsController {
 
   @MessagePattern(RpcSubjects.payoutsStatementsList)
   statements(@Payload() request: PayoutStatementsListRequestDto): Promise<RawJson> {
-    return this.cached('statements', request, () => this.queries.statements(request));
+    return this.cachedPage('statements', request, () => this.queries.statements(request));
   }
 
   @MessagePattern(RpcSubjects.payoutsStatementGet)
@@ -50,10 +51,22 @@ export class PayoutsController {
 
   @MessagePattern(RpcSubjects.payoutsHistoryList)
   history(@Payload() request: PayoutHistoryListRequestDto): Promise<RawJson> {
-    return this.cached('history', request, () => this.queries.history(request));
+    return this.cachedPage('history', request, () => this.queries.history(request));
   }
 
   private cached(query: string, request: { agent_id: string }, load: () => Promise<unknown>): Promise<RawJson> {
     return this.replies.reply(request.agent_id, `${query}:${JSON.stringify(request)}`, async () => RawJson.of(JSON.stringify(await load())));
+  }
+
+  /** A page of a list: cached like the rest, except a page past the last one (answered, never kept). */
+  private cachedPage(query: string, request: { agent_id: string }, load: () => Promise<PayoutPage<unknown>>): Promise<RawJson> {
+    let pastLastPage = false;
+    const loadPage = async () => {
+      const page = await load();
+      pastLastPage = page.items.length === 0 && page.page > 1;
+      return RawJson.of(JSON.stringify(page));
+    };
+    // `keep` is asked about this call's own load only (a joined load keeps its own answer).
+    return this.replies.reply(request.agent_id, `${query}:${JSON.stringify(request)}`, loadPage, () => !pastLastPage);
   }
 }
