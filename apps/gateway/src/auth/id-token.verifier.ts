@@ -53,8 +53,11 @@ export function cacheControlMaxAgeMs(header: string | null): number | undefined 
  * refetch cooldown, at most 24 h; 10 min without one). A token whose `kid` is unknown triggers
  * one refetch, at most once per cooldown (OIDC_JWKS_COOLDOWN_MS), so a provider's key rotation
  * is picked up at once while garbage kids cannot make the gateway hammer the provider.
- * When a refresh fails the previous keys stay in use. Concurrent refreshes share one fetch.
- * A file is read at start and re-read on an unknown kid under the same cooldown.
+ * When a refresh fails the previous keys stay in use. Before the first successful load the
+ * cooldown holds too: a provider that is down sees one fetch per cooldown, and the tokens in
+ * between are answered "keys unavailable" at once (not one fetch per request). Concurrent
+ * refreshes share one fetch. A file is read on first use and re-read on an unknown kid under
+ * the same cooldown.
  */
 class JwksSource {
   /** Bumped whenever a key set is loaded: verifications made with an older set are not reused. */
@@ -75,7 +78,13 @@ class JwksSource {
   }
 
   async resolve(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ResolvedKey> {
-    if (!this.resolver || (this.remote && Date.now() >= this.expiresAt)) await this.refresh();
+    if (!this.resolver) {
+      // Never loaded: try at most once per cooldown (the failed attempt set fetchedAt).
+      if (this.fetchedAt > 0 && Date.now() - this.fetchedAt < this.cooldownMs && !this.inflight) throw new KeysUnavailableError('identity-provider keys unavailable');
+      await this.refresh();
+    } else if (this.remote && Date.now() >= this.expiresAt) {
+      await this.refresh();
+    }
     try {
       return (await this.resolver!(header, token));
     } catch (error) {
