@@ -189,6 +189,34 @@ describe('ID-token configuration', () => {
     await expect401(await patchOnboarding(filed.base, await signIdToken(rsa), BODY));
   });
 
+  it('asks an identity provider that is down at most once per cooldown, also before any key was ever loaded', async () => {
+    const cooldownMs = 2000;
+    const provider = await startJwksServer([ec]);
+    closers.push(() => provider.close());
+    provider.setAvailable(false);
+    const gw = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: provider.url, extra: { OIDC_JWKS_COOLDOWN_MS: String(cooldownMs) } });
+    closers.push(() => gw.app.close());
+    const token = await signIdToken(ec);
+    const started = Date.now();
+    // 10 at once, then 10 one after the other: every one answered 503, the provider asked once.
+    const together = await Promise.all(Array.from({ length: 10 }, () => patchOnboarding(gw.base, token, BODY)));
+    const statuses = together.map((r) => r.status);
+    for (let i = 0; i < 10; i++) statuses.push((await patchOnboarding(gw.base, token, BODY)).status);
+    const elapsed = Date.now() - started;
+    expect(statuses).toEqual(Array(20).fill(503));
+    expect(provider.fetches).toBeGreaterThanOrEqual(1);
+    // One fetch per cooldown that has begun (1 unless this machine took over 2 s for 20 requests).
+    expect(provider.fetches).toBeLessThanOrEqual(1 + Math.floor(elapsed / cooldownMs));
+
+    // The provider is back: the first request after the cooldown fetches once, and is served.
+    provider.setAvailable(true);
+    const before = provider.fetches;
+    await new Promise((resolve) => setTimeout(resolve, cooldownMs + 100));
+    expect((await patchOnboarding(gw.base, token, BODY)).status).toBe(200);
+    expect((await patchOnboarding(gw.base, token, BODY)).status).toBe(200);
+    expect(provider.fetches).toBe(before + 1);
+  });
+
   it('answers 503 when the JWKS cannot be fetched at all', async () => {
     const down = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: 'http://127.0.0.1:1/jwks.json' });
     closers.push(() => down.app.close());

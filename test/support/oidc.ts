@@ -38,15 +38,18 @@ export async function generateTestKey(alg: 'RS256' | 'ES256', kid = `kid_${rando
 
 export interface JwksServer {
   url: string;
-  /** GET requests served so far. */
+  /** GET requests of the JWKS so far (answered or not). */
   fetches: number;
   setKeys(keys: TestKey[]): void;
+  /** false: the JWKS answers 503, as an identity provider that is down. */
+  setAvailable(available: boolean): void;
   close(): Promise<void>;
 }
 
 /** Serves `{keys}` at /jwks.json with a Cache-Control max-age (one hour unless told). */
 export async function startJwksServer(keys: TestKey[], cacheControl = 'public, max-age=3600'): Promise<JwksServer> {
   let current = keys;
+  let available = true;
   const state = { fetches: 0 };
   const server: Server = createServer((request, response) => {
     if (request.url !== '/jwks.json') {
@@ -54,6 +57,10 @@ export async function startJwksServer(keys: TestKey[], cacheControl = 'public, m
       return;
     }
     state.fetches++;
+    if (!available) {
+      response.writeHead(503).end();
+      return;
+    }
     response.writeHead(200, { 'content-type': 'application/json', 'cache-control': cacheControl });
     response.end(JSON.stringify({ keys: current.map((k) => k.publicJwk) }));
   });
@@ -65,6 +72,7 @@ export async function startJwksServer(keys: TestKey[], cacheControl = 'public, m
       return state.fetches;
     },
     setKeys: (next) => (current = next),
+    setAvailable: (next) => (available = next),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
