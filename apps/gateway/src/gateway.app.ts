@@ -1,5 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHttpApp } from '#libs/bootstrap';
+import { cidrList } from '#libs/config';
 import type { Logger } from '#libs/observability';
 import { GatewayEnv } from './config/gateway.env.js';
 import { buildOpenApiDocument } from './docs/api-docs.js';
@@ -16,6 +17,8 @@ export async function createGatewayApp(env: GatewayEnv, logger: Logger): Promise
     service: 'gateway',
     logger,
     bodyLimit: env.HTTP_BODY_LIMIT,
+    // X-Forwarded-For only from the proxies named in TRUSTED_PROXIES (none by default).
+    trustProxy: cidrList(env.TRUSTED_PROXIES),
     // Fastify's own answers (malformed URL or HTTP message, shutting down) use the gateway's problem types.
     problem: problemForStatus,
   });

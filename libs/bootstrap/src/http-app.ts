@@ -29,16 +29,13 @@ export interface HttpAppOptions {
    */
   problem?: ProblemFactory;
   /**
-   * Which peers may set X-Forwarded-For (Fastify `trustProxy`: addresses, CIDRs or the names
-   * loopback, linklocal, uniquelocal, comma separated). `request.ip` is the nearest address not
-   * trusted, so a client cannot choose its own address by sending the header. Default: the
-   * private ranges, where the Kubernetes ingress controller runs (see docs/security.md).
+   * The peers whose X-Forwarded-For is believed (Fastify `trustProxy`: addresses and CIDRs).
+   * `request.ip` is the nearest address that is not one of them, so a client cannot choose its
+   * own address by sending the header. Default: none — `request.ip` is the TCP peer, whatever
+   * the header says (the gateway passes TRUSTED_PROXIES, see docs/security.md).
    */
-  trustProxy?: string | boolean;
+  trustProxy?: readonly string[];
 }
-
-/** The peers trusted to forward the client address by default: loopback and private networks. */
-export const DEFAULT_TRUSTED_PROXIES = 'loopback,linklocal,uniquelocal';
 
 /** The Fastify adapter, which also tells when Nest has begun shutting down (see createHttpApp). */
 class ShutdownAwareFastifyAdapter extends FastifyAdapter {
@@ -71,7 +68,8 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   const problem = options.problem ?? blankProblem;
   const adapter = new ShutdownAwareFastifyAdapter({
     bodyLimit: options.bodyLimit ?? 64 * 1024,
-    trustProxy: options.trustProxy ?? DEFAULT_TRUSTED_PROXIES,
+    // An empty list is "trust nobody" (false): Fastify reads `[]` the same way, said plainly here.
+    trustProxy: options.trustProxy?.length ? [...options.trustProxy] : false,
     // Node's own 400 for a missing Host has no body: installRequestChecks answers a problem.
     http: { requireHostHeader: false },
     // Request ids: the caller's X-Request-Id when it is a plain token, otherwise a new one.

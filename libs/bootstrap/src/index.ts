@@ -1,4 +1,4 @@
-export { createHttpApp, exitAfterShutdownTimeout, DEFAULT_TRUSTED_PROXIES, type HttpAppOptions } from './http-app.js';
+export { createHttpApp, exitAfterShutdownTimeout, type HttpAppOptions } from './http-app.js';
 export { HttpProblemFilter, httpExceptionDetail } from './problem-filter.js';
 export {
   PROBLEM_CONTENT_TYPE,
