@@ -1,7 +1,10 @@
+import { createRequire } from 'node:module';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import {
+  REDIS_URL,
   newTestDatabase,
   startNats,
   startPrivateRedis,
@@ -14,6 +17,8 @@ import {
 } from '../support/index.js';
 import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, startTimezoneSettings, type JwksServer, type TestKey } from '../support/oidc.js';
 import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
+import { CONSUME_SCRIPT } from '../../apps/gateway/src/rate-limit/rate-limit.scripts.js';
+import { RATE_LIMIT_WINDOW_MS, redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
 import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 
 /**
@@ -30,6 +35,8 @@ const LIMITS = {
   RATE_LIMIT_PER_KEY_PER_MINUTE: String(KEY_LIMIT),
   RATE_LIMIT_PER_TOKEN_PER_MINUTE: String(TOKEN_LIMIT),
   AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE: String(FAILURE_LIMIT),
+  // The test's client plays the proxy: its X-Forwarded-For names the client address.
+  TRUSTED_PROXIES: '127.0.0.1/32',
 };
 const PROBLEM = 'application/problem+json';
 
@@ -74,6 +81,22 @@ afterAll(async () => {
 });
 
 const newKey = async (agent = 'agent_rl_a') => (await identity.createKey(agent, 'live')).api_key;
+
+/** A new key and its bucket's name in Redis (the limiter counts a key by its key id). */
+async function newKeyWithBucket(redisDatabaseUrl = db.url): Promise<{ key: string; bucket: string }> {
+  const { api_key, key_id } = await identity.createKey('agent_rl_a', 'live');
+  return { key: api_key, bucket: `${redisKeyPrefix('ratelimit', redisDatabaseUrl)}:key:${key_id}` };
+}
+
+/** Spends the whole bucket with the limiter's own script (as `limit` requests at once would). */
+async function drain(redisUrl: string, bucket: string, limit: number): Promise<void> {
+  const client = new Redis(redisUrl);
+  try {
+    await client.eval(CONSUME_SCRIPT, 2, bucket, `${bucket}:unused-failure-bucket`, limit, 0, RATE_LIMIT_WINDOW_MS, limit);
+  } finally {
+    client.disconnect();
+  }
+}
 
 function report(base: string, credential: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${base}/agent/reporting?time_range=7d`, { headers: { authorization: `Bearer ${credential}`, ...headers } });
@@ -273,7 +296,9 @@ describe('with larger limits (leases)', () => {
   }
 
   it('serves a lease of tokens without a Redis call per request, and counts every request in the headers', async () => {
-    expectServed(await report(base, await newKey())); // loads the script
+    // Loads the script; the lease is used up, so nothing is given back during the count below.
+    const warm = await newKey();
+    for (let i = 0; i < 4; i++) expectServed(await report(base, warm));
     const key = await newKey();
     const before = await scriptCalls();
     const remaining: number[] = [];
@@ -287,5 +312,92 @@ describe('with larger limits (leases)', () => {
     expect(remaining).toEqual([LEASED_LIMIT - 1, LEASED_LIMIT - 2, LEASED_LIMIT - 3, LEASED_LIMIT - 4]);
     expectServed(await report(base, key));
     expect((await scriptCalls()) - before).toBe(2);
+  });
+
+  it('gives back the tokens of a lease that expires unused', async () => {
+    const { key, bucket } = await newKeyWithBucket();
+    // An empty bucket: its TAT (Redis's clock, ms) stays in Redis for the minute it needs to refill.
+    await drain(redis.url, bucket, LEASED_LIMIT);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // room for a lease of 4 (one token every 15 ms)
+    const client = new Redis(redis.url);
+    try {
+      expectServed(await report(base, key)); // takes a lease of 4, uses 1
+      const leased = Number(await client.get(bucket));
+      // The lease lasts a second; the next sweep gives its 3 tokens back: the TAT moves back 3 intervals.
+      await waitFor(async () => Number(await client.get(bucket)) < leased, { timeoutMs: 5000, intervalMs: 100, what: 'the unused tokens to be given back' });
+      const interval = RATE_LIMIT_WINDOW_MS / LEASED_LIMIT;
+      expect(leased - Number(await client.get(bucket))).toBeCloseTo(3 * interval, 1);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+describe('under concurrent load: one lease per principal at a time', () => {
+  interface LoadResult {
+    requests: { total: number };
+    errors: number;
+    statusCodeStats: Record<string, { count: number }>;
+  }
+  // autocannon ships CommonJS without types (bench/harness.ts reads it the same way).
+  const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<LoadResult>;
+  // 6,000 a minute: 100 a second, leases of 6.
+  const LIMIT = 6000;
+  const PER_SECOND = LIMIT / 60;
+  const SECONDS = 10;
+  let gateway: NestFastifyApplication;
+  let base: string;
+
+  beforeAll(async () => {
+    ({ app: gateway, base } = await startGatewayWithOidc({
+      natsUrl: nats.url,
+      databaseUrl: db.url,
+      jwksUrl: jwks.url,
+      extra: { ...LIMITS, RATE_LIMIT_PER_KEY_PER_MINUTE: String(LIMIT) },
+    }));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  /**
+   * 50 connections sending `rate` requests a second in all for SECONDS seconds (autocannon sends
+   * each second's share at the start of the second, so every lease runs out with requests in
+   * flight), with a key whose bucket was emptied `afterMs` before.
+   */
+  async function load(rate: number, afterMs: number): Promise<{ served: number; refused: number; total: number; seconds: number }> {
+    const { key, bucket } = await newKeyWithBucket();
+    await drain(REDIS_URL, bucket, LIMIT);
+    await new Promise((resolve) => setTimeout(resolve, afterMs));
+    const started = Date.now();
+    const result = await autocannon({
+      url: `${base}/agent/reporting?time_range=7d`,
+      connections: 50,
+      overallRate: rate,
+      duration: SECONDS,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const count = (status: string) => result.statusCodeStats[status]?.count ?? 0;
+    const outcome = { served: count('200') + count('202'), refused: count('429'), total: result.requests.total, seconds: (Date.now() - started) / 1000 };
+    process.stderr.write(`[rate-limit] ${rate}/s offered against ${PER_SECOND}/s: ${JSON.stringify(outcome)}\n`);
+    expect(result.errors).toBe(0);
+    expect(outcome.served + outcome.refused).toBe(outcome.total);
+    return outcome;
+  }
+
+  it(`refuses nothing at 80 % of the key's limit (${0.8 * PER_SECOND}/s against ${PER_SECOND}/s)`, async () => {
+    const { refused, total } = await load(0.8 * PER_SECOND, 1200);
+    expect(total).toBeGreaterThan(0.8 * PER_SECOND * SECONDS * 0.8);
+    expect(refused).toBe(0);
+  });
+
+  it(`refuses about a third at 150 % (${1.5 * PER_SECOND}/s), and serves about the limit`, async () => {
+    const { served, refused, total, seconds } = await load(1.5 * PER_SECOND, 0);
+    expect(total).toBeGreaterThan(1.5 * PER_SECOND * SECONDS * 0.8);
+    expect(refused / total).toBeGreaterThan(0.2);
+    expect(refused / total).toBeLessThan(0.45);
+    // What was served is what the bucket refilled while the load ran (give or take a lease and a second).
+    expect(served).toBeGreaterThan(PER_SECOND * (seconds - 1.5));
+    expect(served).toBeLessThan(PER_SECOND * (seconds + 1) + 6);
   });
 });

@@ -66,3 +66,25 @@ local blocked = next_tat + interval - now - window
 if blocked > 0 then return {0, math.ceil(blocked)} end
 return {0, 0}
 `;
+
+/**
+ * Tokens a replica took for a lease and did not use, given back to the principal's bucket.
+ * KEYS[1] the principal's bucket. ARGV[1] limit, ARGV[2] window ms, ARGV[3] tokens returned.
+ * Moves the TAT back by that many intervals, never before now (a bucket is never fuller than
+ * full); the key goes when the bucket is full. Returns the tokens the bucket holds afterwards.
+ */
+export const RETURN_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local window = tonumber(ARGV[2])
+local interval = window / tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat <= now then return math.floor(window / interval) end
+local next_tat = math.max(now, tat - tonumber(ARGV[3]) * interval)
+if next_tat <= now then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('SET', KEYS[1], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
+end
+return math.floor((window - (next_tat - now)) / interval)
+`;

@@ -1,32 +1,33 @@
 import { createHash } from 'node:crypto';
 import { HttpException, HttpStatus, Inject, Injectable, type ExecutionContext, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
-import { LOGGER, createRedis } from '#libs/bootstrap';
+import { LOGGER } from '#libs/bootstrap';
 import { counter, type Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { ProblemException } from '../http/problem.js';
-import { CONSUME_SCRIPT, FAILURE_SCRIPT } from './rate-limit.scripts.js';
+import { FailOpenRedis } from './fail-open-redis.js';
+import { CONSUME_SCRIPT, FAILURE_SCRIPT, RETURN_SCRIPT } from './rate-limit.scripts.js';
 
 /** Which credential authenticated the request: each kind has its own limit. */
 export type PrincipalKind = 'api_key' | 'id_token';
 type RejectionReason = PrincipalKind | 'auth_failures';
 
-const WINDOW_MS = 60_000;
+export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** Addresses this replica knows to be blocked, refused without a Redis round trip. */
 const MAX_BLOCKED_ADDRESSES = 10_000;
-/** After a Redis error or timeout, requests pass without asking Redis for this long. */
-const BREAKER_MS = 1000;
-const WARNING_INTERVAL_MS = 10_000;
 const READY_WAIT_MS = 3000;
 /**
  * A replica takes tokens from a principal's shared bucket a lease at a time — a thousandth of
  * the per-minute limit (1 for small limits, so those stay exact) — and serves the next requests
  * of that principal from the lease for at most LEASE_MS, without a Redis round trip. A busy
- * principal then costs about one round trip a second per replica instead of one per request;
- * the price is that replicas may admit up to (replicas × lease) more than the limit in a
- * window, and an address blocked for failures on another replica is refused once the lease of
- * its principal runs out (this replica refuses it at once).
+ * principal then costs about one round trip per lease per replica instead of one per request.
+ * One lease per principal is taken at a time: requests that find the lease spent wait for the
+ * one acquisition in flight and share what it brings (before, each of them took a lease of its
+ * own and all but the last were lost, which charged a busy key many times what it used). The
+ * tokens a lease did not use by the time it expires are given back to the bucket. The price:
+ * replicas may admit up to (replicas × lease) more than the limit in a window, and an address
+ * blocked for failures on another replica is refused once the lease of its principal runs out
+ * (this replica refuses it at once).
  */
 const LEASE_FRACTION = 1000;
 const LEASE_MS = 1000;
@@ -44,16 +45,28 @@ const DETAILS: Record<RejectionReason, string> = {
   auth_failures: 'Too many failed authentication attempts from this address; retry after the number of seconds in Retry-After.',
 };
 
+/** What CONSUME_SCRIPT answers: code, remaining, retry_ms, reset_ms, granted. */
+type ConsumeResult = [number, number, number, number, number];
+
 interface LimiterCommands {
-  rateLimitConsume(
-    principalKey: string,
-    failureKey: string,
-    limit: number,
-    failureLimit: number,
-    windowMs: number,
-    wanted: number,
-  ): Promise<[number, number, number, number, number]>;
+  rateLimitConsume(principalKey: string, failureKey: string, limit: number, failureLimit: number, windowMs: number, wanted: number): Promise<ConsumeResult>;
   rateLimitFailure(failureKey: string, failureLimit: number, windowMs: number): Promise<[number, number]>;
+  rateLimitReturn(principalKey: string, limit: number, windowMs: number, returned: number): Promise<number>;
+}
+
+/** Tokens this replica holds for a principal: what is left, until when, what Redis said was left besides. */
+interface Lease {
+  left: number;
+  until: number;
+  shared: number;
+  resetMs: number;
+}
+
+/** The answer of one lease acquisition, shared by the requests that waited for it. */
+interface Acquisition {
+  result: ConsumeResult;
+  /** The address whose failure bucket the call checked (code 2 is about it only). */
+  address: string;
 }
 
 /**
@@ -72,6 +85,20 @@ export function rateLimitNamespace(databaseUrl: string): string {
   return createHash('sha256').update(location).digest('base64url').slice(0, 12);
 }
 
+/**
+ * The prefix of a deployment's keys in Redis: `weave:` (the only keys the ACL user may touch)
+ * and the namespace in braces (a Redis Cluster hash tag: a script's keys share one slot).
+ */
+export function redisKeyPrefix(area: string, databaseUrl: string): string {
+  return `weave:${area}:{${rateLimitNamespace(databaseUrl)}}`;
+}
+
+/** A client address as a key part: an IP as it is; anything else (a forwarded header's odd value) hashed, so a key stays short. */
+export function addressKeyPart(address: string): string {
+  const plain = address.length <= 45 && /^[0-9A-Fa-f:.]+$/.test(address);
+  return plain ? address : createHash('sha256').update(address).digest('base64url');
+}
+
 const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
 
 /**
@@ -84,56 +111,63 @@ const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
  *   credential it sends, until its bucket has room again.
  *
  * Applied by ApiKeyGuard and IdTokenGuard through `guard()`, so every route those guards
- * protect is limited, including routes added later. One Redis round trip per request: the
- * principal's bucket and the address's failure bucket are read in the same script, after the
- * credential was checked (in-process cache); a failure costs one round trip instead. An address
- * this replica has seen blocked is refused before its credential is looked at, without Redis.
+ * protect is limited, including routes added later. One Redis round trip per lease (see
+ * LEASE_FRACTION; per request for limits under 2,000 a minute): the principal's bucket and the
+ * address's failure bucket are read in the same script, after the credential was checked
+ * (in-process cache); a failure costs one round trip instead. An address this replica has seen
+ * blocked is refused before its credential is looked at, without Redis.
  *
  * Redis unavailable (down, slow beyond RATE_LIMIT_REDIS_TIMEOUT_MS): requests pass (fail open,
  * availability over limiting), counted in weave_rate_limit_fail_open_total and logged at most
- * every 10 s; after an error Redis is left alone for a second.
+ * every 10 s; after an error Redis is left alone for a second (FailOpenRedis).
  */
 @Injectable()
 export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
-  private readonly redis: Redis & LimiterCommands;
+  private readonly redis: FailOpenRedis<LimiterCommands>;
   private readonly prefix: string;
   private readonly blocked = new Map<string, number>();
-  /** Tokens this replica holds per principal key: what is left, until when, what Redis said was left besides. */
-  private readonly leases = new Map<string, { left: number; until: number; shared: number; resetMs: number }>();
+  /** Leases by principal key, oldest first (a renewed lease moves to the end). */
+  private readonly leases = new Map<string, Lease>();
+  /** The one lease acquisition in flight per principal key. */
+  private readonly acquiring = new Map<string, Promise<Acquisition | undefined>>();
   private readonly enabled: boolean;
-  private breakerUntil = 0;
-  private lastWarning = 0;
-  private failedOpenSinceWarning = 0;
+  private sweeper?: NodeJS.Timeout;
 
   constructor(
     private readonly env: GatewayEnv,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.prefix = `weave:ratelimit:{${rateLimitNamespace(env.DATABASE_URL)}}`;
+    this.prefix = redisKeyPrefix('ratelimit', env.DATABASE_URL);
     this.enabled = env.RATE_LIMIT_PER_KEY_PER_MINUTE > 0 || env.RATE_LIMIT_PER_TOKEN_PER_MINUTE > 0 || env.AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE > 0;
-    // Its own connection: a command timeout of its own, and a slow limiter never queues behind other traffic.
-    const redis = createRedis(env.REDIS_URL, 'gateway-rate-limit', { commandTimeout: env.RATE_LIMIT_REDIS_TIMEOUT_MS, lazyConnect: !this.enabled });
-    redis.defineCommand('rateLimitConsume', { numberOfKeys: 2, lua: CONSUME_SCRIPT });
-    redis.defineCommand('rateLimitFailure', { numberOfKeys: 1, lua: FAILURE_SCRIPT });
-    redis.on('error', (error: Error) => this.warn(error));
-    this.redis = redis as Redis & LimiterCommands;
+    this.redis = new FailOpenRedis<LimiterCommands>({
+      url: env.REDIS_URL,
+      name: 'gateway-rate-limit',
+      timeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS,
+      lazy: !this.enabled,
+      scripts: {
+        rateLimitConsume: { numberOfKeys: 2, lua: CONSUME_SCRIPT },
+        rateLimitFailure: { numberOfKeys: 1, lua: FAILURE_SCRIPT },
+        rateLimitReturn: { numberOfKeys: 1, lua: RETURN_SCRIPT },
+      },
+      logger,
+      countFailOpen: () => failOpens.inc(),
+      warning: 'rate limiter: Redis unavailable, requests pass unlimited',
+    });
   }
 
   /** Waits (briefly) for Redis, so the first requests after start are limited too; never fails the start. */
   async onModuleInit(): Promise<void> {
-    const ready = () => this.redis.status === 'ready';
-    if (!this.enabled || ready()) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      new Promise<void>((resolve) => this.redis.once('ready', () => resolve())),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, READY_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
-    if (!ready()) this.logger.warn('rate-limit Redis not reachable at start: requests pass unlimited until it is');
+    if (!this.enabled) return;
+    this.sweeper = setInterval(() => this.returnExpiredLeases(), LEASE_MS).unref();
+    if (!(await this.redis.ready(READY_WAIT_MS))) this.logger.warn('rate-limit Redis not reachable at start: requests pass unlimited until it is');
   }
 
-  onApplicationShutdown(): void {
-    if (this.redis.status !== 'end') this.redis.disconnect();
+  /** Gives back what the leases did not use, then closes the connection. */
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.sweeper);
+    for (const [key, lease] of this.leases) this.giveBack(key, lease);
+    this.leases.clear();
+    await this.redis.close();
   }
 
   /**
@@ -176,42 +210,96 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private async consume(kind: PrincipalKind, principal: string, address: string, reply: FastifyReply): Promise<void> {
     const limit = kind === 'api_key' ? this.env.RATE_LIMIT_PER_KEY_PER_MINUTE : this.env.RATE_LIMIT_PER_TOKEN_PER_MINUTE;
     const failureLimit = this.env.AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE;
-    if ((limit === 0 && failureLimit === 0) || this.breakerOpen()) return;
+    if ((limit === 0 && failureLimit === 0) || this.redis.breakerOpen()) return;
     const key = this.principalKey(kind, principal);
-    const lease = this.leases.get(key);
-    if (lease && lease.left > 0 && lease.until > Date.now()) {
-      lease.left--;
-      this.rateLimitHeaders(reply, limit, lease.shared + lease.left, lease.resetMs);
+    if (limit === 0) {
+      // Only the address's failure bucket to check: nothing to lease.
+      const result = await this.redis.run((redis) => redis.rateLimitConsume(key, this.failureKey(address), 0, failureLimit, RATE_LIMIT_WINDOW_MS, 1));
+      if (result?.[0] === 2) throw this.blockedByFailures(address, result[2]);
       return;
+    }
+    for (;;) {
+      const lease = this.leases.get(key);
+      if (lease && lease.left > 0 && lease.until > Date.now()) {
+        lease.left--;
+        this.rateLimitHeaders(reply, limit, lease.shared + lease.left, lease.resetMs);
+        return;
+      }
+      const acquisition = await this.acquire(key, limit, failureLimit, address);
+      if (!acquisition) return; // Redis did not answer: fail open
+      const [code, , retryMs] = acquisition.result;
+      if (code === 2) {
+        // The address of the request that asked is blocked; a waiter from another address asks again with its own.
+        if (acquisition.address === address) throw this.blockedByFailures(address, retryMs);
+        continue;
+      }
+      if (code === 1) {
+        this.rateLimitHeaders(reply, limit, 0, acquisition.result[3]);
+        throw this.reject(kind, retryMs);
+      }
+      // code 0: a new lease is in place; take a token from it (or, when the requests that
+      // waited with this one took them all, ask again).
+    }
+  }
+
+  /** The lease acquisition of this principal in flight, or a new one (single flight per principal). */
+  private acquire(key: string, limit: number, failureLimit: number, address: string): Promise<Acquisition | undefined> {
+    let pending = this.acquiring.get(key);
+    if (!pending) {
+      pending = this.requestLease(key, limit, failureLimit, address).finally(() => this.acquiring.delete(key));
+      this.acquiring.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async requestLease(key: string, limit: number, failureLimit: number, address: string): Promise<Acquisition | undefined> {
+    const spent = this.leases.get(key);
+    if (spent) {
+      // Expired with tokens left: they go back to the bucket first (same connection, so Redis runs it before the request below).
+      this.leases.delete(key);
+      this.giveBack(key, spent);
     }
     const wanted = Math.max(1, Math.floor(limit / LEASE_FRACTION));
-    let result: [number, number, number, number, number];
-    try {
-      result = await this.redis.rateLimitConsume(key, this.failureKey(address), limit, failureLimit, WINDOW_MS, wanted);
-    } catch (error) {
-      this.failOpen(error as Error);
-      return;
-    }
-    const [code, remaining, retryMs, resetMs, granted] = result;
-    if (code === 2) {
-      this.block(address, retryMs);
-      throw this.reject('auth_failures', retryMs);
-    }
+    const result = await this.redis.run((redis) => redis.rateLimitConsume(key, this.failureKey(address), limit, failureLimit, RATE_LIMIT_WINDOW_MS, wanted));
+    if (!result) return undefined;
+    const [code, remaining, , resetMs, granted] = result;
+    if (code === 0) this.keepLease(key, { left: granted, until: Date.now() + LEASE_MS, shared: remaining, resetMs });
+    return { result, address };
+  }
+
+  /** Returns the tokens `lease` did not use to the principal's bucket (not awaited: a lost return only under-admits). */
+  private giveBack(key: string, lease: Lease): void {
+    if (lease.left <= 0) return;
+    const limit = key.startsWith(`${this.prefix}:key:`) ? this.env.RATE_LIMIT_PER_KEY_PER_MINUTE : this.env.RATE_LIMIT_PER_TOKEN_PER_MINUTE;
     if (limit === 0) return;
-    if (granted > 1) this.keepLease(key, { left: granted - 1, until: Date.now() + LEASE_MS, shared: remaining, resetMs });
-    else this.leases.delete(key);
-    this.rateLimitHeaders(reply, limit, remaining + Math.max(0, granted - 1), resetMs);
-    if (code === 1) throw this.reject(kind, retryMs);
+    const left = lease.left;
+    lease.left = 0;
+    void this.redis.run((redis) => redis.rateLimitReturn(key, limit, RATE_LIMIT_WINDOW_MS, left), false);
+  }
+
+  /** Every second: leases that expired are dropped, and what they did not use is given back. */
+  private returnExpiredLeases(): void {
+    const now = Date.now();
+    for (const [key, lease] of this.leases) {
+      // Leases are kept oldest first and all last LEASE_MS: the first one still valid ends the sweep.
+      if (lease.until > now) break;
+      if (this.acquiring.has(key)) continue; // requestLease gives it back itself
+      this.leases.delete(key);
+      this.giveBack(key, lease);
+    }
   }
 
   private rateLimitHeaders(reply: FastifyReply, limit: number, remaining: number, resetMs: number): void {
     void reply.header('RateLimit-Limit', String(limit)).header('RateLimit-Remaining', String(Math.max(0, remaining))).header('RateLimit-Reset', seconds(resetMs));
   }
 
-  private keepLease(key: string, lease: { left: number; until: number; shared: number; resetMs: number }): void {
-    if (this.leases.size >= MAX_LEASES && !this.leases.has(key)) {
-      // Oldest first out (Map keeps insertion order); an evicted lease only costs a round trip.
-      this.leases.delete(this.leases.keys().next().value as string);
+  private keepLease(key: string, lease: Lease): void {
+    this.leases.delete(key); // re-inserted at the end: the map stays ordered by expiry
+    if (this.leases.size >= MAX_LEASES) {
+      // Oldest first out (Map keeps insertion order); its unused tokens go back.
+      const [oldestKey, oldest] = this.leases.entries().next().value as [string, Lease];
+      this.leases.delete(oldestKey);
+      this.giveBack(oldestKey, oldest);
     }
     this.leases.set(key, lease);
   }
@@ -219,18 +307,18 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   /** The error the guard answers after `error`: a 401 is counted against the address, and may become a 429. */
   private async afterFailure(error: unknown, address: string): Promise<unknown> {
     const limit = this.env.AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE;
-    if (!(error instanceof HttpException) || error.getStatus() !== HttpStatus.UNAUTHORIZED || limit === 0 || this.breakerOpen()) return error;
-    let code: number;
-    let blockedMs: number;
-    try {
-      [code, blockedMs] = await this.redis.rateLimitFailure(this.failureKey(address), limit, WINDOW_MS);
-    } catch (redisError) {
-      this.failOpen(redisError as Error);
-      return error;
-    }
+    if (!(error instanceof HttpException) || error.getStatus() !== HttpStatus.UNAUTHORIZED || limit === 0) return error;
+    const result = await this.redis.run((redis) => redis.rateLimitFailure(this.failureKey(address), limit, RATE_LIMIT_WINDOW_MS));
+    if (!result) return error;
+    const [code, blockedMs] = result;
     if (blockedMs > 0) this.block(address, blockedMs);
     // Already blocked (another replica counted the failures): answered as if refused up front.
     return code === 1 ? this.reject('auth_failures', blockedMs) : error;
+  }
+
+  private blockedByFailures(address: string, retryMs: number): HttpException {
+    this.block(address, retryMs);
+    return this.reject('auth_failures', retryMs);
   }
 
   /** A 429 problem; RateLimit-* headers already set on the reply are kept by the problem filter. */
@@ -245,30 +333,6 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private failureKey(address: string): string {
-    // An IP address as is; anything else (a forwarded header's odd value) hashed, so a key stays short.
-    const plain = address.length <= 45 && /^[0-9A-Fa-f:.]+$/.test(address);
-    return `${this.prefix}:fail:${plain ? address : createHash('sha256').update(address).digest('base64url')}`;
-  }
-
-  /** Whether Redis failed within the last second: the request then passes unchecked (counted). */
-  private breakerOpen(): boolean {
-    if (Date.now() >= this.breakerUntil) return false;
-    failOpens.inc();
-    this.failedOpenSinceWarning++;
-    return true;
-  }
-
-  private failOpen(error: Error): void {
-    failOpens.inc();
-    this.failedOpenSinceWarning++;
-    this.breakerUntil = Date.now() + BREAKER_MS;
-    this.warn(error);
-  }
-
-  private warn(error: Error): void {
-    if (Date.now() - this.lastWarning < WARNING_INTERVAL_MS) return;
-    this.lastWarning = Date.now();
-    this.logger.warn({ err: error.message, failedOpen: this.failedOpenSinceWarning }, 'rate limiter: Redis unavailable, requests pass unlimited');
-    this.failedOpenSinceWarning = 0;
+    return `${this.prefix}:fail:${addressKeyPart(address)}`;
   }
 }
