@@ -1,12 +1,15 @@
 import { createHmac } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Redis } from 'ioredis';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { loadEnv } from '#libs/config';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
+import { GeneratedSecretEntity, IdentityRepository, createIdentityDataSource } from '#libs/identity';
+import { createLogger } from '#libs/observability';
 import {
   QueueGroups,
   RecommendationEventDto,
@@ -18,17 +21,26 @@ import {
 import { STREAM_CONFIGS } from '#libs/nats';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
+import { redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
+import { GENERATED_TRACKING_SECRET } from '../../apps/gateway/src/tracking/tracking-secrets.provider.js';
 import { signTrackingToken, type SignedTrackingClaims } from '../../apps/gateway/src/tracking/tracking-token.js';
-import { REDIS_URL, newTestDatabase, startNats, testLogger, type TestDatabase, type TestNats } from '../support/index.js';
+import { metricValue, ops } from '../faults/support/services.js';
+import { REDIS_URL, newTestDatabase, startNats, startPrivateRedis, testLogger, waitFor, type PrivateRedis, type TestDatabase, type TestNats } from '../support/index.js';
 
 /**
  * GET /track/exposure and /track/click over real HTTP with this file's private nats-server:
  * a valid token publishes exactly one DESIGN §4 event to the EVENTS stream (PubAck awaited);
  * every forged, altered or foreign token answers 404 and publishes nothing. The URLs come from
  * POST /agent/recommend in front of a stand-in recommendations service (a real NATS subscriber).
+ * Issue 12: no secret in code (a generated one, shared through the identity schema; the
+ * formerly published one refused), and a valid link that records nothing — expired, its
+ * platform suspended (ops CLI), its address over the limit, or recorded before (Redis, also
+ * after JetStream's duplicate window) — still answers as the user expects.
  */
 
 const SECRET = 'gateway-tracking-test-secret-current-0001';
+/** The development default the gateway shipped until issue 12, published in this repository's history. */
+const PUBLISHED_DEV_SECRET = 'dev-only-tracking-signing-secret-do-not-use-in-production';
 const PREVIOUS_SECRET = 'gateway-tracking-test-secret-previous-0002';
 const OTHER_SECRET = 'gateway-tracking-test-secret-unknown-0003';
 const CREATED_AT = '2026-11-25T10:15:42.120Z';
@@ -126,6 +138,13 @@ const click = (token: string) => fetch(`${base}/track/click?t=${encodeURICompone
 async function streamMessages(): Promise<number> {
   return (await jsm.streams.info(Streams.events)).state.messages;
 }
+
+async function trackingMetric(base_: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  return metricValue(await (await fetch(`${base_}/metrics`)).text(), name, labels);
+}
+
+const DAY_MS = 86_400_000;
+const seconds = (ms: number) => Math.floor(ms / 1000);
 
 async function lastEvent(kind: 'shown' | 'clicked'): Promise<{ payload: Record<string, unknown>; msgId: string | undefined }> {
   const message = await jsm.streams.getMessage(Streams.events, { last_by_subj: `events.recommendation.${kind}` });
@@ -263,6 +282,9 @@ describe('forged, altered and foreign tokens: 404 and no event', () => {
   it('refuses a token signed with another secret', async () => {
     const claims = claimsOf(tokenOf(valid.exposure_url));
     await expectNotFound(await exposure(signTrackingToken(claims, OTHER_SECRET)));
+    // The development default this repository once published: anyone could sign with it.
+    await expectNotFound(await exposure(signTrackingToken(claims, PUBLISHED_DEV_SECRET)));
+    await expectNotFound(await click(signTrackingToken({ ...claimsOf(tokenOf(valid.click_url)), landing_url: 'https://evil.example/' }, PUBLISHED_DEV_SECRET)));
     // The same claims with the right secret pass: the secret made the difference.
     expect((await exposure(signTrackingToken(claims, SECRET))).status).toBe(204);
     stored += 1;
@@ -289,6 +311,237 @@ describe('forged, altered and foreign tokens: 404 and no event', () => {
     await expectNotFound(await fetch(`${base}/track/click?token=${tokenOf(valid.click_url)}`, { redirect: 'manual' }));
     const token = tokenOf(valid.exposure_url);
     await expectNotFound(await fetch(`${base}/track/exposure?t=${token}&t=${token}`));
+  });
+});
+
+describe('a valid link that records nothing still answers as the user expects (DESIGN §5)', () => {
+  let valid: Links;
+  beforeAll(async () => {
+    valid = await links('msg_records_nothing');
+  });
+
+  /** Both routes of `claims` (signed with SECRET): 204, and 302 to the landing page; the stream unchanged. */
+  async function answersWithoutRecording(claims: SignedTrackingClaims, clickClaims: SignedTrackingClaims): Promise<void> {
+    const before = await streamMessages();
+    const shown = await exposure(signTrackingToken(claims, SECRET));
+    expect(shown.status).toBe(204);
+    const clicked = await click(signTrackingToken(clickClaims, SECRET));
+    expect([clicked.status, clicked.headers.get('location')]).toEqual([302, LANDING]);
+    expect(await streamMessages()).toBe(before);
+  }
+
+  it(`an expired link (its exp passed): 204 / 302, nothing recorded, counted as expired`, async () => {
+    const past = seconds(Date.now()) - 1;
+    const expiredBefore = await trackingMetric(base, 'weave_tracking_requests_total', { outcome: 'expired' });
+    await answersWithoutRecording(
+      { ...claimsOf(tokenOf(valid.exposure_url)), recommendation_id: 'rec_expired', exp: past },
+      { ...claimsOf(tokenOf(valid.click_url)), recommendation_id: 'rec_expired', exp: past },
+    );
+    expect(await trackingMetric(base, 'weave_tracking_requests_total', { outcome: 'expired' })).toBe(expiredBefore + 2);
+  });
+
+  it('links signed with an exp carry TRACKING_LINK_TTL_DAYS (30) from now', () => {
+    const exp = claimsOf(tokenOf(valid.click_url)).exp!;
+    expect(Math.abs(exp - seconds(Date.now() + 30 * DAY_MS))).toBeLessThan(120);
+  });
+
+  it('a token signed before links had an exp expires TRACKING_LINK_TTL_DAYS after its recommendation was made', async () => {
+    const legacy = (token: string, id: string, createdAt: Date): SignedTrackingClaims => {
+      const { exp: _exp, ...claims } = claimsOf(token);
+      return { ...claims, recommendation_id: id, recommendation_created_at: createdAt.toISOString() };
+    };
+    const old = new Date(Date.now() - 31 * DAY_MS);
+    await answersWithoutRecording(legacy(tokenOf(valid.exposure_url), 'rec_legacy_old', old), legacy(tokenOf(valid.click_url), 'rec_legacy_old', old));
+    const before = await streamMessages();
+    expect((await exposure(signTrackingToken(legacy(tokenOf(valid.exposure_url), 'rec_legacy_recent', new Date(Date.now() - DAY_MS)), SECRET))).status).toBe(204);
+    expect(await streamMessages()).toBe(before + 1);
+  });
+
+  it('links of a suspended platform (ops platform suspend): 204 / 302, nothing recorded; recorded again once it is active', async () => {
+    const identity = new IdentityRepository(dataSource);
+    await identity.createPlatform('agent_track_suspended');
+    const key = (await identity.createKey('agent_track_suspended', 'live')).api_key;
+    const before = await links('msg_suspended', key);
+    const env = { DATABASE_URL: db.url, NATS_URL: nats.url };
+    await ops(['platform', 'suspend', '--agent-id', 'agent_track_suspended'], env);
+    const stored = await streamMessages();
+    const shown = await fetch(before.exposure_url);
+    expect(shown.status).toBe(204);
+    const clicked = await fetch(before.click_url, { redirect: 'manual' });
+    expect([clicked.status, clicked.headers.get('location')]).toEqual([302, LANDING]);
+    expect(await streamMessages()).toBe(stored);
+    expect(await trackingMetric(base, 'weave_tracking_requests_total', { kind: 'clicked', outcome: 'suspended' })).toBeGreaterThanOrEqual(1);
+
+    await ops(['platform', 'activate', '--agent-id', 'agent_track_suspended'], env);
+    expect((await fetch(before.click_url, { redirect: 'manual' })).status).toBe(302);
+    expect(await streamMessages()).toBe(stored + 1);
+  });
+
+  it("publishes each (recommendation, kind) once: a replay after the stream's duplicate window stores nothing", async () => {
+    const events = STREAM_CONFIGS.find((c) => c.name === Streams.events)!;
+    await jsm.streams.update(Streams.events, { ...events, duplicate_window: 1_000_000_000 }); // 1 s
+    try {
+      const { click_url, recommendation_id } = await links('msg_replay');
+      const before = await streamMessages();
+      expect((await fetch(click_url, { redirect: 'manual' })).status).toBe(302);
+      expect(await streamMessages()).toBe(before + 1);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Replayed after the window: still a 302, nothing stored.
+      for (let i = 0; i < 3; i++) expect((await fetch(click_url, { redirect: 'manual' })).status).toBe(302);
+      expect(await streamMessages()).toBe(before + 1);
+      // The window really had passed: without the gateway's claim in Redis, JetStream stores the replay.
+      const redis = new Redis(REDIS_URL);
+      try {
+        const claim = `${redisKeyPrefix('tracking', db.url)}:event:evt_clicked_${recommendation_id}`;
+        const ttlMs = await redis.pttl(claim);
+        expect(ttlMs).toBeGreaterThan(30 * DAY_MS); // kept past the link's expiry
+        await redis.del(claim);
+      } finally {
+        redis.disconnect();
+      }
+      expect((await fetch(click_url, { redirect: 'manual' })).status).toBe(302);
+      expect(await streamMessages()).toBe(before + 2);
+    } finally {
+      await jsm.streams.update(Streams.events, events);
+    }
+  });
+});
+
+describe('per-address limit on /track/* (TRACKING_LIMIT_PER_IP_PER_MINUTE)', () => {
+  let limited: NestFastifyApplication;
+  let limitedBase: string;
+
+  beforeAll(async () => {
+    const env = loadEnv(GatewayEnv, {
+      NATS_URL: nats.url,
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      LOG_LEVEL: 'warn',
+      TRACKING_SIGNING_SECRET: SECRET,
+      TRACKING_LIMIT_PER_IP_PER_MINUTE: '3',
+      TRUSTED_PROXIES: '127.0.0.1/32',
+    });
+    limited = await createGatewayApp(env, testLogger('gateway'));
+    await limited.listen(0, '127.0.0.1');
+    limitedBase = `http://127.0.0.1:${(limited.getHttpServer().address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it('over the limit: still 204 / 302, nothing recorded, counted; another address is unaffected', async () => {
+    const template = claimsOf(tokenOf((await links('msg_limit')).click_url));
+    const clickFrom = (address: string, id: string) =>
+      fetch(`${limitedBase}/track/click?t=${encodeURIComponent(signTrackingToken({ ...template, recommendation_id: id }, SECRET))}`, {
+        redirect: 'manual',
+        headers: { 'x-forwarded-for': address },
+      });
+    const before = await streamMessages();
+    for (let i = 0; i < 3; i++) expect((await clickFrom('203.0.113.50', `rec_limit_${i}`)).status).toBe(302);
+    expect(await streamMessages()).toBe(before + 3);
+    const limitedBefore = await trackingMetric(limitedBase, 'weave_tracking_requests_total', { outcome: 'rate_limited' });
+    const over = await clickFrom('203.0.113.50', 'rec_limit_3');
+    expect([over.status, over.headers.get('location')]).toEqual([302, LANDING]);
+    const overExposure = await fetch(
+      `${limitedBase}/track/exposure?t=${encodeURIComponent(signTrackingToken({ ...template, kind: 'shown', landing_url: undefined, recommendation_id: 'rec_limit_4' }, SECRET))}`,
+      { headers: { 'x-forwarded-for': '203.0.113.50' } },
+    );
+    expect(overExposure.status).toBe(204);
+    expect(await streamMessages()).toBe(before + 3);
+    expect(await trackingMetric(limitedBase, 'weave_tracking_requests_total', { outcome: 'rate_limited' })).toBe(limitedBefore + 2);
+    // Another client address has its own bucket.
+    expect((await clickFrom('203.0.113.51', 'rec_limit_3')).status).toBe(302);
+    expect(await streamMessages()).toBe(before + 4);
+  });
+});
+
+describe('with Redis unavailable', () => {
+  let redis: PrivateRedis;
+  let unguarded: NestFastifyApplication;
+  let unguardedBase: string;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL: redis.url, LOG_LEVEL: 'warn', TRACKING_SIGNING_SECRET: SECRET });
+    unguarded = await createGatewayApp(env, testLogger('gateway'));
+    await unguarded.listen(0, '127.0.0.1');
+    unguardedBase = `http://127.0.0.1:${(unguarded.getHttpServer().address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await unguarded?.close();
+    await redis?.destroy();
+  });
+
+  it('records links unchecked (fails open, counted); JetStream still drops a repeat inside its window', async () => {
+    const template = claimsOf(tokenOf((await links('msg_redis_down')).click_url));
+    const token = signTrackingToken({ ...template, recommendation_id: 'rec_redis_down' }, SECRET);
+    await redis.stop('SIGKILL');
+    const failOpenBefore = await trackingMetric(unguardedBase, 'weave_tracking_checks_fail_open_total');
+    const before = await streamMessages();
+    for (let i = 0; i < 2; i++) {
+      const response = await fetch(`${unguardedBase}/track/click?t=${encodeURIComponent(token)}`, { redirect: 'manual' });
+      expect([response.status, response.headers.get('location')]).toEqual([302, LANDING]);
+    }
+    expect(await streamMessages()).toBe(before + 1);
+    expect(await trackingMetric(unguardedBase, 'weave_tracking_checks_fail_open_total')).toBeGreaterThanOrEqual(failOpenBefore + 2);
+  });
+});
+
+describe('the signing secret (no default in code)', () => {
+  let fresh: TestDatabase;
+  const started: NestFastifyApplication[] = [];
+  const logLines: string[] = [];
+
+  /** A gateway without TRACKING_SIGNING_SECRET on the fresh database; its log lines are kept. */
+  async function startWithoutSecret(): Promise<string> {
+    const out = new PassThrough();
+    out.on('data', (chunk: Buffer) => logLines.push(...chunk.toString().split('\n').filter(Boolean)));
+    const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: fresh.url, REDIS_URL, LOG_LEVEL: 'warn' });
+    const app = await createGatewayApp(env, createLogger('gateway', 'warn', out));
+    started.push(app);
+    await app.listen(0, '127.0.0.1');
+    return `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+  }
+
+  beforeAll(() => {
+    fresh = newTestDatabase();
+  });
+  afterAll(async () => {
+    for (const app of started) await app.close();
+    await fresh?.drop();
+  });
+
+  it('is generated once when unset: replicas starting together share it, a restart keeps it, the value is never logged', async () => {
+    // Two replicas racing at first start on an empty database.
+    const [first, second] = await Promise.all([startWithoutSecret(), startWithoutSecret()]);
+    const source = createIdentityDataSource(fresh.url, 1, 'gateway-tracking-secret-test');
+    await source.initialize();
+    try {
+      const rows = await source.getRepository(GeneratedSecretEntity).find();
+      expect(rows.map((row) => row.name)).toEqual([GENERATED_TRACKING_SECRET]);
+      const generated = rows[0].secret;
+      expect(generated.length).toBeGreaterThanOrEqual(32);
+
+      // Links signed with it verify on both replicas; the published development string does not.
+      const identity = new IdentityRepository(source);
+      await identity.createPlatform('agent_generated');
+      const claims = { ...claimsOf(tokenOf((await links('msg_generated')).exposure_url)), agent_id: 'agent_generated', recommendation_id: 'rec_generated' };
+      expect((await fetch(`${first}/track/exposure?t=${signTrackingToken(claims, generated)}`)).status).toBe(204);
+      expect((await fetch(`${second}/track/exposure?t=${signTrackingToken({ ...claims, recommendation_id: 'rec_generated_2' }, generated)}`)).status).toBe(204);
+      for (const gateway of [first, second]) expect((await fetch(`${gateway}/track/exposure?t=${signTrackingToken(claims, PUBLISHED_DEV_SECRET)}`)).status).toBe(404);
+
+      // A restarted replica signs with the same secret.
+      await started.shift()!.close();
+      const third = await startWithoutSecret();
+      expect((await fetch(`${third}/track/exposure?t=${signTrackingToken({ ...claims, recommendation_id: 'rec_generated_3' }, generated)}`)).status).toBe(204);
+
+      // Every start warned, and no log line holds the secret.
+      await waitFor(async () => logLines.filter((line) => line.includes('TRACKING_SIGNING_SECRET is not set')).length === 3, { what: 'three warnings' });
+      expect(logLines.filter((line) => line.includes(generated))).toEqual([]);
+      expect(await (await fetch(`${third}/metrics`)).text()).not.toContain(generated);
+    } finally {
+      await source.destroy();
+    }
   });
 });
 

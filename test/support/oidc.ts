@@ -145,6 +145,8 @@ export async function startGatewayWithOidc(settings: {
     REDIS_URL,
     LOG_LEVEL: 'error',
     TIMEZONE_REQUEST_TIMEOUT_MS: '1000',
+    // A secret of the test's own: without one the gateway generates one and warns at every start.
+    TRACKING_SIGNING_SECRET: 'test-support-tracking-signing-secret',
     ...oidc,
     ...settings.extra,
   });

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
+import { ConfigError, cidrList, loadEnv } from '#libs/config';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
@@ -40,7 +41,7 @@ const SECRET_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'TRACKING_SIGNING_SECRET'
 const DESIGN_VARIABLES = [
   'NATS_URL', 'DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL',
   'OIDC_ROLE_CLAIM', 'REPORTING_PUBLISH_INTERVAL_MS', 'REPORTING_STALE_AFTER_MS', 'TRACKING_SIGNING_SECRET',
-  'NATS_USER', 'NATS_PASSWORD',
+  'TRACKING_LINK_TTL_DAYS', 'TRUSTED_PROXIES', 'NATS_USER', 'NATS_PASSWORD',
 ];
 /** Request/reply services that scale on a HorizontalPodAutoscaler of their own. */
 const HPA_SERVICES = ['gateway', 'payouts-read', 'timezone-settings', 'recommendations'];
@@ -409,6 +410,54 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
         const toPostgres = rulesFor(objects(), serviceLabels(name), 'egress').filter((r) => (r.to ?? []).some((peer) => selects(peer.podSelector, postgresLabels)));
         expect({ name, ports: toPostgres.flatMap((r) => portsOf(r)) }).toEqual({ name, ports: ['TCP/5432'] });
       }
+    });
+  });
+
+  describe('tracking secret and client addresses (issue 12)', () => {
+    const gatewayContainer = () => find('Deployment', 'gateway')!.spec.template.spec.containers[0];
+    const config = () => find('ConfigMap', objects().find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('weave-config'))!.metadata.name)!.data as Record<string, string>;
+    const secretRef = () =>
+      (gatewayContainer().env as { name: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }[]).find((e) => e.name === 'TRACKING_SIGNING_SECRET')!.valueFrom!.secretKeyRef!;
+    /** The gateway's configuration as the pod would load it: the ConfigMap, the plain env entries and the given secrets. */
+    const gatewayEnv = (secrets: Record<string, string>) => {
+      const plain = Object.fromEntries((gatewayContainer().env as { name: string; value?: string }[]).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+      return loadEnv(GatewayEnv, { ...config(), ...plain, NATS_PASSWORD: 'nats-password-for-the-check', ...secrets });
+    };
+
+    it('publishes no tracking secret in any generated Secret', () => {
+      for (const secret of objects().filter((o) => o.kind === 'Secret')) {
+        expect({ secret: secret.metadata.name, keys: Object.keys(secret.data ?? {}) }).toEqual({ secret: secret.metadata.name, keys: expect.not.arrayContaining(['TRACKING_SIGNING_SECRET', 'TRACKING_SIGNING_SECRET_PREVIOUS']) });
+      }
+    });
+
+    if (overlay === 'prod') {
+      it('refuses to start the gateway without TRACKING_SIGNING_SECRET: a required Secret key, and TRACKING_SIGNING_SECRET_REQUIRED', () => {
+        expect(secretRef()).toEqual({ name: 'weave-secrets', key: 'TRACKING_SIGNING_SECRET', optional: false });
+        expect(config().TRACKING_SIGNING_SECRET_REQUIRED).toBe('true');
+        let refusal: unknown;
+        try {
+          gatewayEnv({});
+        } catch (error) {
+          refusal = error;
+        }
+        expect(refusal).toBeInstanceOf(ConfigError);
+        expect((refusal as ConfigError).problems.join('\n')).toMatch(/^TRACKING_SIGNING_SECRET: /m);
+        expect(gatewayEnv({ TRACKING_SIGNING_SECRET: 'a-random-production-secret-0123456789' }).TRACKING_SIGNING_SECRET_REQUIRED).toBe(true);
+      });
+    } else {
+      it('lets the gateway generate its tracking secret (an optional Secret key, not required)', () => {
+        expect(secretRef().optional).toBe(true);
+        const env = gatewayEnv({});
+        expect(env.TRACKING_SIGNING_SECRET).toBeUndefined();
+        expect(env.TRACKING_SIGNING_SECRET_REQUIRED).toBe(false);
+      });
+    }
+
+    it('names the proxies whose X-Forwarded-For is believed: CIDR ranges, never everything', () => {
+      const proxies = cidrList(config().TRUSTED_PROXIES);
+      expect(proxies.length).toBeGreaterThan(0);
+      expect(gatewayEnv({ TRACKING_SIGNING_SECRET: 'a-random-production-secret-0123456789' }).TRUSTED_PROXIES).toBe(config().TRUSTED_PROXIES);
+      for (const range of proxies) expect(range).not.toMatch(/^(0\.0\.0\.0|::)\/0$/);
     });
   });
 

@@ -1,14 +1,11 @@
 import { loadEnv } from '#libs/config';
 import { exitAfterShutdownTimeout } from '#libs/bootstrap';
 import { createLogger } from '#libs/observability';
-import { DEV_TRACKING_SIGNING_SECRET, GatewayEnv } from './config/gateway.env.js';
+import { GatewayEnv } from './config/gateway.env.js';
 import { createGatewayApp } from './gateway.app.js';
 
 const env = loadEnv(GatewayEnv);
 const logger = createLogger('gateway', env.LOG_LEVEL);
-if (env.TRACKING_SIGNING_SECRET === DEV_TRACKING_SIGNING_SECRET) {
-  logger.warn('TRACKING_SIGNING_SECRET is not set: using the development default, never do this in production');
-}
 const app = await createGatewayApp(env, logger);
 exitAfterShutdownTimeout(env.SHUTDOWN_TIMEOUT_MS, logger);
 await app.listen(env.PORT, env.HOST);

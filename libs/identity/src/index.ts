@@ -17,6 +17,8 @@ export {
   type KeyMode,
 } from './api-key.js';
 export { ApiKeyEntity } from './api-key.entity.js';
+export { GeneratedSecretEntity } from './generated-secret.entity.js';
+export { GeneratedSecretRepository } from './generated-secret.repository.js';
 export { PlatformEntity, PLATFORM_STATUSES, type PlatformStatus } from './platform.entity.js';
 export { createIdentityDataSource, IDENTITY_SCHEMA } from './identity.data-source.js';
 export {

@@ -2,12 +2,12 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit }
 import { LOGGER } from '#libs/bootstrap';
 import { ScopedCache, invalidateOnBroadcast, type BroadcastInvalidation } from '#libs/cache';
 import { BroadcastSubjects } from '#libs/contracts';
-import { IdentityRepository, decodeIdentityChanged, hashApiKey, type ActiveKey } from '#libs/identity';
+import { IdentityRepository, decodeIdentityChanged, hashApiKey, type ActiveKey, type PlatformStatus } from '#libs/identity';
 import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
 
-const lookups = counter('weave_identity_lookups_total', 'API-key and platform-owner lookups by the gateway', ['source']);
+const lookups = counter('weave_identity_lookups_total', 'API-key, platform-owner and platform-status lookups by the gateway', ['source']);
 const SOURCES = { hit: 'cache', shared: 'shared', miss: 'database' } as const;
 /** Identity entries are not grouped: a change drops them all. */
 const SCOPE = 'identity';
@@ -69,6 +69,12 @@ export class IdentityCacheService implements OnModuleInit, BeforeApplicationShut
   lookup(secret: string): Promise<ActiveKey | null> {
     const id = `key:${hashApiKey(secret).toString('base64')}`;
     return this.cache.fetch(SCOPE, id, () => this.repository.findActiveKeyBySecret(secret));
+  }
+
+  /** A platform's status (null: no such platform), with the same freshness as keys: a suspension is seen within a second. */
+  async platformStatus(agentId: string): Promise<PlatformStatus | null> {
+    const platform = await this.cache.fetch(SCOPE, `platform:${agentId}`, () => this.repository.findPlatform(agentId));
+    return platform?.status ?? null;
   }
 
   /** The platforms an ID token's `sub` owns, with the same freshness as keys (suspension included). */

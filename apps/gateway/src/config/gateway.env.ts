@@ -1,8 +1,26 @@
-import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
-import { ServerEnv } from '#libs/config';
+import { createHash } from 'node:crypto';
+import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
+import { IsCidrList, ServerEnv } from '#libs/config';
 
-/** Development default of TRACKING_SIGNING_SECRET; main.ts warns when it is still in use. */
-export const DEV_TRACKING_SIGNING_SECRET = 'dev-only-tracking-signing-secret-do-not-use-in-production';
+/**
+ * SHA-256 of tracking secrets that were published (the development default this repository
+ * shipped until issue 12): refused as TRACKING_SIGNING_SECRET or _PREVIOUS, since anyone can
+ * sign links with them. Hashes, so the code holds no usable secret.
+ */
+const PUBLISHED_TRACKING_SECRET_SHA256 = new Set(['59afaeefdfe9423d57814efd4a16b4eed803ad250bcfce5d611deaafc3e3a0ab']);
+
+function NotPublished(): PropertyDecorator {
+  return ValidateBy({
+    name: 'notPublished',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || !PUBLISHED_TRACKING_SECRET_SHA256.has(createHash('sha256').update(value).digest('hex')),
+      defaultMessage: (args) => `${args?.property} is a value published in this repository; choose a random one (openssl rand -base64 48)`,
+    },
+  });
+}
+
+/** TRACKING_SIGNING_SECRET is validated when it is set, and must be set when TRACKING_SIGNING_SECRET_REQUIRED is. */
+const trackingSecretChecked = (env: GatewayEnv) => env.TRACKING_SIGNING_SECRET !== undefined || env.TRACKING_SIGNING_SECRET_REQUIRED;
 
 /** Configuration of the gateway, validated once at start (DESIGN §2). */
 export class GatewayEnv extends ServerEnv {
@@ -109,16 +127,53 @@ export class GatewayEnv extends ServerEnv {
   @IsInt() @Min(0) @Max(4 * 1024 * 1024 * 1024)
   PAYOUTS_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
-  /** HMAC secret of tracking URLs. */
-  @IsString() @MinLength(16)
-  TRACKING_SIGNING_SECRET = DEV_TRACKING_SIGNING_SECRET;
+  /**
+   * HMAC secret of tracking URLs. No default in code: unset, the gateway uses a secret it
+   * generated at its first start and keeps in the identity schema (shared by the replicas, a
+   * warning at every start); set it in production (tracking-secrets.provider.ts).
+   */
+  @ValidateIf(trackingSecretChecked)
+  @IsString({ message: 'TRACKING_SIGNING_SECRET must be set (TRACKING_SIGNING_SECRET_REQUIRED is true: no generated secret)' })
+  @MinLength(16)
+  @NotPublished()
+  TRACKING_SIGNING_SECRET?: string;
+
+  /**
+   * Refuse to start without TRACKING_SIGNING_SECRET instead of generating one (the production
+   * overlay sets it, so a missing Secret stops the rollout rather than signing with a secret
+   * nobody manages).
+   */
+  @IsBoolean()
+  TRACKING_SIGNING_SECRET_REQUIRED = false;
 
   /**
    * The secret before the last rotation: tokens it signed are still accepted (never used to
    * sign), so tracking URLs handed out before a rotation keep working. Unset after the grace period.
    */
-  @IsOptional() @IsString() @MinLength(16)
+  @IsOptional() @IsString() @MinLength(16) @NotPublished()
   TRACKING_SIGNING_SECRET_PREVIOUS?: string;
+
+  /**
+   * Days a tracking link records its exposure or click (DESIGN §5): the token carries its
+   * expiry; an older link still redirects but records nothing.
+   */
+  @IsInt() @Min(1) @Max(3650)
+  TRACKING_LINK_TTL_DAYS = 30;
+
+  /**
+   * Tracking requests per minute one client address may have recorded (a token bucket, shared by
+   * the replicas through Redis); beyond it the link still answers, but records nothing. 0: no limit.
+   */
+  @IsInt() @Min(0) @Max(100_000_000)
+  TRACKING_LIMIT_PER_IP_PER_MINUTE = 600;
+
+  /**
+   * Addresses and CIDR ranges of the proxies in front of the gateway (the ingress controller),
+   * comma separated: X-Forwarded-For is believed only from them. Unset: from nobody, the client
+   * address is the TCP peer.
+   */
+  @IsOptional() @IsCidrList()
+  TRUSTED_PROXIES?: string;
 
   /**
    * Public address of the gateway, the base of `exposure_url` and `click_url` (e.g.

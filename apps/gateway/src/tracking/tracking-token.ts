@@ -13,10 +13,12 @@ import { TRAFFICS, isUtcTimestamp, type TrackingClaims } from '#libs/contracts';
  *
  * Claims: the contract's TrackingClaims (what the events need: recommendation, platform,
  * traffic, creation time, ad, product), plus `v` (format version, 1), `kind` (the route the
- * token is for: an exposure token does not count as a click) and, for clicks, `landing_url`
- * (where the click redirects: signed, so a link cannot be turned into an open redirect).
- * Tokens do not expire: a user may click an answer days later, and the projection accepts
- * events long after the recommendation (DESIGN §4).
+ * token is for: an exposure token does not count as a click), `exp` (when the link stops
+ * recording, seconds since the epoch: signing time + TRACKING_LINK_TTL_DAYS) and, for clicks,
+ * `landing_url` (where the click redirects: signed, so a link cannot be turned into an open
+ * redirect). An expired token still verifies — the link keeps answering as the user expects —
+ * but records nothing (TrackingService). Tokens signed before `exp` existed (issue 12) have
+ * none: they expire TRACKING_LINK_TTL_DAYS after their recommendation_created_at.
  */
 export const TRACKING_TOKEN_VERSION = 1;
 export const TRACKING_KINDS = ['shown', 'clicked'] as const;
@@ -25,8 +27,26 @@ export type TrackingKind = (typeof TRACKING_KINDS)[number];
 export interface SignedTrackingClaims extends TrackingClaims {
   v: typeof TRACKING_TOKEN_VERSION;
   kind: TrackingKind;
+  /** Seconds since the epoch after which the link records nothing; absent in tokens signed before issue 12. */
+  exp?: number;
   /** Click tokens only: the ad's landing page (http or https). */
   landing_url?: string;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The `exp` of a link signed at `now` under TRACKING_LINK_TTL_DAYS. */
+export function trackingExpiry(now: Date, ttlDays: number): number {
+  return Math.floor((now.getTime() + ttlDays * DAY_MS) / 1000);
+}
+
+/**
+ * When a link stops recording, in ms since the epoch: its `exp`, or for a token signed before
+ * `exp` existed, its recommendation's creation time + TRACKING_LINK_TTL_DAYS (such a token was
+ * signed when the recommendation was made, so its age is the recommendation's).
+ */
+export function trackingLinkExpiresAt(claims: SignedTrackingClaims, ttlDays: number): number {
+  return claims.exp !== undefined ? claims.exp * 1000 : Date.parse(claims.recommendation_created_at) + ttlDays * DAY_MS;
 }
 
 /** Longest token accepted before any work is done (a real one is well under 2 KB). */
@@ -69,6 +89,7 @@ function claimsOf(value: unknown, kind: TrackingKind): SignedTrackingClaims | nu
   if (!isId(c.recommendation_id) || !isId(c.agent_id) || !isId(c.ad_id) || !isId(c.product_id)) return null;
   if (!(TRAFFICS as readonly unknown[]).includes(c.traffic)) return null;
   if (!isUtcTimestamp(c.recommendation_created_at)) return null;
+  if (c.exp !== undefined && !(Number.isSafeInteger(c.exp) && (c.exp as number) >= 0)) return null;
   if (kind === 'clicked' ? !isLandingUrl(c.landing_url) : c.landing_url !== undefined) return null;
   return c as unknown as SignedTrackingClaims;
 }

@@ -14,7 +14,7 @@ import { ProblemDto } from '../http/problem.dto.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { ProblemException } from '../http/problem.js';
 import type { TrackingKind } from './tracking-token.js';
-import { TrackingPublishError, TrackingService } from './tracking.service.js';
+import { TrackingService, TrackingUnavailableError } from './tracking.service.js';
 
 export const TRACKING_RETRY_AFTER_SECONDS = 1;
 const NOT_FOUND = 'This tracking link is not valid.';
@@ -40,18 +40,24 @@ const NOT_FOUND_DOC = problemResponse('The token is missing, malformed, altered,
   invalid: { summary: 'Invalid token', value: problemExample('not-found', NOT_FOUND) },
 });
 const UNAVAILABLE_DOC = problemResponse(
-  'The event could not be recorded (the message broker did not acknowledge it); nothing was counted. Retry after Retry-After seconds.',
+  'The event should have been recorded but could not be (the message broker did not acknowledge it, or the platform could not be looked up); nothing was counted. Retry after Retry-After seconds.',
   { unavailable: { summary: 'Tracking unavailable', value: problemExample('service-unavailable', UNAVAILABLE) } },
   { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', example: TRACKING_RETRY_AFTER_SECONDS } } },
 );
 const NO_STORE_DOC = { 'Cache-Control': { description: 'Every request must reach the gateway.', schema: { type: 'string', example: 'no-store' } } };
 
+/** What a valid link's answer means for its event (DESIGN §5). */
+const RECORDING_RULE =
+  'Recorded unless the link is older than TRACKING_LINK_TTL_DAYS, its platform is suspended, the client address is over its per-minute limit, or this recommendation\'s event was recorded before (each recommendation counts once per kind): the answer is the same either way.';
+
 /**
  * The tracking URLs of recommendations (`exposure_url`, `click_url`), opened by end users'
  * browsers or the platform's renderer: no API key, but only tokens the gateway signed are
- * accepted (404 otherwise, and no event). A valid token publishes its lifecycle event to
- * JetStream and answers only after the PubAck (503 when NATS does not acknowledge: never a
- * silent drop).
+ * accepted (404 otherwise, and no event). A valid token always answers as the user expects
+ * (204, or 302 to its landing page) and records its lifecycle event when it may
+ * (TrackingService: not expired, platform active, address under its limit, not recorded
+ * before); a recorded event is answered only after the PubAck (503 when NATS does not
+ * acknowledge: never a silent drop).
  */
 @ApiTags('tracking')
 @ApiExtraModels(ProblemDto)
@@ -68,7 +74,7 @@ export class TrackingController {
       'The exposure_url of a recommendation: request it when the recommendation is shown to the user. Publishes events.recommendation.shown once per recommendation (repeats are harmless). No authentication.',
   })
   @ApiQuery(TOKEN_QUERY)
-  @ApiNoContentResponse({ description: 'Recorded.', headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC } })
+  @ApiNoContentResponse({ description: `A valid link. ${RECORDING_RULE}`, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC } })
   @ApiNotFoundResponse(NOT_FOUND_DOC)
   @ApiServiceUnavailableResponse(UNAVAILABLE_DOC)
   async exposure(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
@@ -85,7 +91,7 @@ export class TrackingController {
   })
   @ApiQuery(TOKEN_QUERY)
   @ApiFoundResponse({
-    description: 'Recorded; the Location header is the landing page of the ad.',
+    description: `A valid link; the Location header is the landing page of the ad. ${RECORDING_RULE}`,
     headers: {
       ...REQUEST_ID_HEADER_DOC,
       ...NO_STORE_DOC,
@@ -99,14 +105,15 @@ export class TrackingController {
     void reply.status(302).header('Location', landing).header('Cache-Control', 'no-store');
   }
 
-  /** Verifies the token and publishes its event; the landing URL for clicks. */
+  /** Verifies the token and records its event when it may; the landing URL for clicks. */
   private async record(kind: TrackingKind, request: FastifyRequest): Promise<string> {
     const claims = this.tracking.verify(tokenOf(request.raw.url ?? request.url), kind);
     if (!claims) throw new ProblemException('not-found', NOT_FOUND);
     try {
-      await this.tracking.publish(kind, claims, String(request.id));
+      // request.ip: the TCP peer, or the X-Forwarded-For address given by a TRUSTED_PROXIES peer.
+      await this.tracking.record(kind, claims, request.ip, String(request.id));
     } catch (error) {
-      if (error instanceof TrackingPublishError) {
+      if (error instanceof TrackingUnavailableError) {
         throw new ProblemException('service-unavailable', UNAVAILABLE, { 'Retry-After': String(TRACKING_RETRY_AFTER_SECONDS) });
       }
       throw error;

@@ -4,43 +4,65 @@ import { LOGGER } from '#libs/bootstrap';
 import type { RankedRecommendation, Traffic } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
+import { IdentityCacheService } from '../auth/identity-cache.service.js';
 import { GatewayEnv } from '../config/gateway.env.js';
+import { TrackingChecks } from './tracking-checks.service.js';
 import { trackingEvent, trackingSubject, type TrackingEvent } from './tracking-events.js';
-import { signTrackingToken, verifyTrackingToken, type SignedTrackingClaims, type TrackingKind } from './tracking-token.js';
+import { TRACKING_SECRETS, type TrackingSecrets } from './tracking-secrets.provider.js';
+import {
+  signTrackingToken,
+  trackingExpiry,
+  trackingLinkExpiresAt,
+  verifyTrackingToken,
+  type SignedTrackingClaims,
+  type TrackingKind,
+} from './tracking-token.js';
 
 export const EXPOSURE_PATH = '/track/exposure';
 export const CLICK_PATH = '/track/click';
 /** How long a tracking route waits for JetStream's PubAck before answering 503. */
 export const TRACKING_PUBLISH_TIMEOUT_MS = 2000;
 
+/**
+ * What became of a valid link's request: its event was published (or JetStream reported it a
+ * duplicate inside its window), or nothing was recorded because the link expired, its platform
+ * is suspended, the client address is over its limit, or the event was recorded before.
+ */
+export type TrackingOutcome = 'published' | 'duplicate' | 'expired' | 'suspended' | 'rate_limited';
+
 const trackingRequests = counter('weave_tracking_requests_total', 'Tracking URL requests by kind and outcome', ['kind', 'outcome']);
 
-/** JetStream did not acknowledge a tracking event (NATS down or slow): the route answers 503. */
-export class TrackingPublishError extends Error {
+/** The event could not be recorded (the platform lookup failed, or JetStream did not acknowledge): the route answers 503. */
+export class TrackingUnavailableError extends Error {
   constructor(cause: unknown) {
-    super(`tracking event not acknowledged: ${(cause as Error)?.message ?? String(cause)}`);
-    this.name = 'TrackingPublishError';
+    super(`tracking event not recorded: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'TrackingUnavailableError';
   }
 }
 
 /**
  * Signs the tracking URLs of recommendations and turns verified tokens into lifecycle events.
  * The secrets live only here and in the env object; they are never logged.
+ *
+ * A valid link is recorded (DESIGN §5) only while it has not expired (TRACKING_LINK_TTL_DAYS),
+ * its platform is active, its client address is under TRACKING_LIMIT_PER_IP_PER_MINUTE and its
+ * (recommendation, kind) was not recorded before (TrackingChecks); otherwise it answers as
+ * usual and records nothing, counted in weave_tracking_requests_total{outcome}.
  */
 @Injectable()
 export class TrackingService {
   private readonly encoder = new TextEncoder();
-  private readonly secrets: readonly string[];
   private baseUrl?: string;
 
   constructor(
     private readonly env: GatewayEnv,
     private readonly nats: NatsClient,
     private readonly adapterHost: HttpAdapterHost,
+    private readonly identity: IdentityCacheService,
+    private readonly checks: TrackingChecks,
+    @Inject(TRACKING_SECRETS) private readonly secrets: TrackingSecrets,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {
-    this.secrets = [env.TRACKING_SIGNING_SECRET, env.TRACKING_SIGNING_SECRET_PREVIOUS].filter((s): s is string => !!s);
-  }
+  ) {}
 
   /**
    * PUBLIC_BASE_URL without a trailing slash; unset, `http://127.0.0.1:<port>` with the port the
@@ -70,8 +92,9 @@ export class TrackingService {
       recommendation_created_at: recommendation.created_at,
       ad_id: recommendation.ad_id,
       product_id: recommendation.product_id,
+      exp: trackingExpiry(new Date(), this.env.TRACKING_LINK_TTL_DAYS),
     };
-    const secret = this.secrets[0];
+    const secret = this.secrets.signing;
     const exposure = signTrackingToken({ ...common, kind: 'shown' }, secret);
     const click = signTrackingToken({ ...common, kind: 'clicked', landing_url: recommendation.landing_url }, secret);
     const base = this.publicBaseUrl();
@@ -80,28 +103,67 @@ export class TrackingService {
 
   /** The claims of a valid token of this kind, else null (counted, not logged: tokens are not logged). */
   verify(token: string | undefined, kind: TrackingKind): SignedTrackingClaims | null {
-    const claims = token === undefined ? null : verifyTrackingToken(token, kind, this.secrets);
+    const claims = token === undefined ? null : verifyTrackingToken(token, kind, this.secrets.accepted);
     if (!claims) trackingRequests.inc({ kind, outcome: 'invalid' });
     return claims;
   }
 
   /**
-   * Publishes the event of a verified token to JetStream and waits for the PubAck (header
-   * Nats-Msg-Id = event_id). Throws TrackingPublishError when JetStream does not acknowledge.
+   * Records the event of a verified token when it may be recorded (see the class), and says
+   * what happened. Throws TrackingUnavailableError when it should have been recorded but could
+   * not be (nothing is recorded then, and a retry can record it).
    */
-  async publish(kind: TrackingKind, claims: SignedTrackingClaims, requestId: string): Promise<TrackingEvent> {
+  async record(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string): Promise<TrackingOutcome> {
+    const outcome = await this.decide(kind, claims, address, requestId);
+    trackingRequests.inc({ kind, outcome });
+    return outcome;
+  }
+
+  private async decide(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string): Promise<TrackingOutcome> {
+    const expiresAt = trackingLinkExpiresAt(claims, this.env.TRACKING_LINK_TTL_DAYS);
+    if (!(Date.now() < expiresAt)) return 'expired';
+    if ((await this.platformStatus(kind, claims.agent_id, requestId)) !== 'active') return 'suspended';
     const event = trackingEvent(kind, claims, new Date());
+    const admission = await this.checks.admit(address, event.event_id);
+    if (admission === 'rate_limited' || admission === 'duplicate') return admission;
+    let duplicate: boolean;
+    try {
+      duplicate = await this.publish(kind, event, requestId);
+    } catch (error) {
+      if (admission === 'admitted') await this.checks.release(event.event_id);
+      throw error;
+    }
+    if (admission === 'admitted') this.checks.confirm(event.event_id, expiresAt);
+    return duplicate ? 'duplicate' : 'published';
+  }
+
+  /** The platform's status through the identity cache (a suspension is seen within a second). */
+  private async platformStatus(kind: TrackingKind, agentId: string, requestId: string): Promise<string | null> {
+    try {
+      return await this.identity.platformStatus(agentId);
+    } catch (error) {
+      trackingRequests.inc({ kind, outcome: 'unavailable' });
+      this.logger.warn({ requestId, kind, err: (error as Error).message }, 'tracking: platform status unavailable, nothing recorded');
+      throw new TrackingUnavailableError(error);
+    }
+  }
+
+  /**
+   * Publishes a tracking event to JetStream and waits for the PubAck (header Nats-Msg-Id =
+   * event_id); true when JetStream reported it a duplicate. Throws TrackingUnavailableError
+   * when JetStream does not acknowledge.
+   */
+  private async publish(kind: TrackingKind, event: TrackingEvent, requestId: string): Promise<boolean> {
     try {
       const ack = await this.nats.jetstream.publish(trackingSubject(kind), this.encoder.encode(JSON.stringify(event)), {
         msgID: event.event_id,
         timeout: TRACKING_PUBLISH_TIMEOUT_MS,
       });
-      trackingRequests.inc({ kind, outcome: ack.duplicate ? 'duplicate' : 'published' });
-      return event;
+      return ack.duplicate;
     } catch (error) {
       trackingRequests.inc({ kind, outcome: 'unavailable' });
       this.logger.warn({ requestId, kind, event_id: event.event_id, err: (error as Error).message }, 'tracking event not published');
-      throw new TrackingPublishError(error);
+      throw new TrackingUnavailableError(error);
     }
   }
 }
