@@ -5,6 +5,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { DataSource } from 'typeorm';
 import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import {
+  fuzzSeed,
   newTestDatabase,
   startNats,
   startPayoutsRead,
@@ -32,9 +33,10 @@ import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, st
  * CONNECT, odd Expect, compressed or non-UTF-8 bodies, prototype keys, broken percent-encoding,
  * oversized headers) pins the exact status and reason on the gateway and the other services.
  *
- * FUZZ_SEED=<n> replays a run; fast-check prints the seed and the shrunk request on failure.
+ * The seed changes with every run and is printed at start; FUZZ_SEED=<n> replays a run
+ * (fast-check prints the seed and the shrunk request on failure too).
  */
-const SEED = Number(process.env.FUZZ_SEED ?? 20_261_126);
+const SEED = fuzzSeed('http-fuzz');
 const BODY_LIMIT = 64 * 1024;
 const PROBLEM = 'application/problem+json';
 

@@ -5,3 +5,4 @@ export * from './events.js';
 export * from './private-servers.js';
 export * from './payout-events.js';
 export * from './nats-users.js';
+export * from './fuzz-seed.js';
