@@ -301,7 +301,10 @@ describe('answers', () => {
       recommendation_created_at: '2026-11-25T10:15:42.120Z',
       ad_id: 'ad_rec_a',
       product_id: 'prod_rec_a',
+      // When the link stops recording: TRACKING_LINK_TTL_DAYS (30) from now, in seconds.
+      exp: expect.any(Number),
     };
+    expect(Math.abs(claims(first.exposure_url).exp - (Date.now() / 1000 + 30 * 86_400))).toBeLessThan(120);
     expect(claims(first.exposure_url)).toEqual({ ...common, kind: 'shown' });
     expect(claims(first.click_url)).toEqual({ ...common, kind: 'clicked', landing_url: 'https://shop.example/rec_a?utm=weave' });
   });

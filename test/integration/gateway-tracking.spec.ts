@@ -69,21 +69,21 @@ function ranked(id: string): RankedRecommendation {
   };
 }
 
+/**
+ * A gateway on this file's NATS (and, unless `settings` say otherwise, database and Redis),
+ * listening on loopback; no PUBLIC_BASE_URL: its links point at the address it listens on.
+ */
+async function startGateway(settings: Record<string, string>, logger = testLogger('gateway')): Promise<{ app: NestFastifyApplication; base: string }> {
+  const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL, LOG_LEVEL: 'warn', ...settings });
+  const app = await createGatewayApp(env, logger);
+  await app.listen(0, '127.0.0.1');
+  return { app, base: `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}` };
+}
+
 beforeAll(async () => {
   nats = await startNats();
   db = newTestDatabase();
-  // No PUBLIC_BASE_URL: the links point at the address the gateway listens on.
-  const env = loadEnv(GatewayEnv, {
-    NATS_URL: nats.url,
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    LOG_LEVEL: 'warn',
-    TRACKING_SIGNING_SECRET: SECRET,
-    TRACKING_SIGNING_SECRET_PREVIOUS: PREVIOUS_SECRET,
-  });
-  gateway = await createGatewayApp(env, testLogger('gateway'));
-  await gateway.listen(0, '127.0.0.1');
-  base = `http://127.0.0.1:${(gateway.getHttpServer().address() as { port: number }).port}`;
+  ({ app: gateway, base } = await startGateway({ TRACKING_SIGNING_SECRET: SECRET, TRACKING_SIGNING_SECRET_PREVIOUS: PREVIOUS_SECRET }));
   dataSource = createIdentityDataSource(db.url, 2, 'gateway-tracking-test');
   await dataSource.initialize();
   const identity = new IdentityRepository(dataSource);
@@ -412,18 +412,7 @@ describe('per-address limit on /track/* (TRACKING_LIMIT_PER_IP_PER_MINUTE)', () 
   let limitedBase: string;
 
   beforeAll(async () => {
-    const env = loadEnv(GatewayEnv, {
-      NATS_URL: nats.url,
-      DATABASE_URL: db.url,
-      REDIS_URL,
-      LOG_LEVEL: 'warn',
-      TRACKING_SIGNING_SECRET: SECRET,
-      TRACKING_LIMIT_PER_IP_PER_MINUTE: '3',
-      TRUSTED_PROXIES: '127.0.0.1/32',
-    });
-    limited = await createGatewayApp(env, testLogger('gateway'));
-    await limited.listen(0, '127.0.0.1');
-    limitedBase = `http://127.0.0.1:${(limited.getHttpServer().address() as { port: number }).port}`;
+    ({ app: limited, base: limitedBase } = await startGateway({ TRACKING_SIGNING_SECRET: SECRET, TRACKING_LIMIT_PER_IP_PER_MINUTE: '3', TRUSTED_PROXIES: '127.0.0.1/32' }));
   });
   afterAll(async () => {
     await limited?.close();
@@ -462,10 +451,7 @@ describe('with Redis unavailable', () => {
 
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL: redis.url, LOG_LEVEL: 'warn', TRACKING_SIGNING_SECRET: SECRET });
-    unguarded = await createGatewayApp(env, testLogger('gateway'));
-    await unguarded.listen(0, '127.0.0.1');
-    unguardedBase = `http://127.0.0.1:${(unguarded.getHttpServer().address() as { port: number }).port}`;
+    ({ app: unguarded, base: unguardedBase } = await startGateway({ TRACKING_SIGNING_SECRET: SECRET, REDIS_URL: redis.url }));
   });
   afterAll(async () => {
     await unguarded?.close();
@@ -496,11 +482,9 @@ describe('the signing secret (no default in code)', () => {
   async function startWithoutSecret(): Promise<string> {
     const out = new PassThrough();
     out.on('data', (chunk: Buffer) => logLines.push(...chunk.toString().split('\n').filter(Boolean)));
-    const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: fresh.url, REDIS_URL, LOG_LEVEL: 'warn' });
-    const app = await createGatewayApp(env, createLogger('gateway', 'warn', out));
+    const { app, base: freshBase } = await startGateway({ DATABASE_URL: fresh.url }, createLogger('gateway', 'warn', out));
     started.push(app);
-    await app.listen(0, '127.0.0.1');
-    return `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    return freshBase;
   }
 
   beforeAll(() => {
