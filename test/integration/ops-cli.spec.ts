@@ -152,6 +152,40 @@ describe('ops CLI', () => {
     await expectFailure(['key', 'revoke', '--key-id', 'key_doesnotexist0000000'], 1, /no API key with key id/);
   });
 
+  it('prints the audit trail of a platform\'s keys: who created and revoked which key, oldest first', async () => {
+    await opsJson(['platform', 'create', '--agent-id', 'agent_audit', '--owner-uid', 'uid_audit']);
+    const key = await opsJson(['key', 'create', '--agent-id', 'agent_audit', '--mode', 'live']);
+    await opsJson(['key', 'revoke', '--key-id', String(key.key_id)]);
+    // A second revocation changes nothing and is not recorded.
+    await opsJson(['key', 'revoke', '--key-id', String(key.key_id)]);
+    // A key created and revoked by the owner through the gateway's repository (the same transaction code).
+    const { IdentityRepository, createIdentityDataSource } = await import('#libs/identity');
+    const dataSource = createIdentityDataSource(db.url, 1, 'ops-cli-test');
+    await dataSource.initialize();
+    try {
+      const identity = new IdentityRepository(dataSource);
+      const owned = await identity.createKey('agent_audit', 'test', { name: 'Staging', actor: { kind: 'owner', sub: 'uid_audit' } });
+      await identity.revokeKey(owned.key_id, { agentId: 'agent_audit', actor: { kind: 'owner', sub: 'uid_audit' } });
+      const output = await opsJson(['key', 'audit', '--agent-id', 'agent_audit']);
+      expect(output).toEqual({
+        agent_id: 'agent_audit',
+        entries: [
+          { at: expect.any(String), action: 'created', key_id: key.key_id, mode: 'live', name: null, actor: 'ops', sub: null },
+          { at: expect.any(String), action: 'revoked', key_id: key.key_id, mode: 'live', name: null, actor: 'ops', sub: null },
+          { at: expect.any(String), action: 'created', key_id: owned.key_id, mode: 'test', name: 'Staging', actor: 'owner', sub: 'uid_audit' },
+          { at: expect.any(String), action: 'revoked', key_id: owned.key_id, mode: 'test', name: 'Staging', actor: 'owner', sub: 'uid_audit' },
+        ],
+      });
+      const times = (output.entries as { at: string }[]).map((e) => Date.parse(e.at));
+      expect([...times].sort((x, y) => x - y)).toEqual(times);
+      expect(JSON.stringify(output)).not.toContain(String(key.api_key));
+      expect(JSON.stringify(output)).not.toContain(owned.api_key);
+    } finally {
+      await dataSource.destroy();
+    }
+    await expectFailure(['key', 'audit', '--agent-id', 'agent_missing'], 1, /no platform with agent id agent_missing/);
+  });
+
   it.each([
     [[], /missing command/],
     [['platform', 'delete', '--agent-id', 'a'], /unknown command/],

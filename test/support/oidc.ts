@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { loadEnv } from '#libs/config';
+import type { Logger } from '#libs/observability';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
 import { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
@@ -134,6 +135,8 @@ export async function startGatewayWithOidc(settings: {
   jwksUrl?: string;
   oidc?: boolean;
   extra?: Record<string, string>;
+  /** The gateway's logger (default: warnings and errors to stdout), e.g. one that captures lines. */
+  logger?: Logger;
 }): Promise<{ app: NestFastifyApplication; base: string }> {
   const oidc =
     settings.oidc === false
@@ -150,7 +153,7 @@ export async function startGatewayWithOidc(settings: {
     ...oidc,
     ...settings.extra,
   });
-  const app = await createGatewayApp(env, testLogger('gateway'));
+  const app = await createGatewayApp(env, settings.logger ?? testLogger('gateway'));
   await app.listen(0, '127.0.0.1');
   return { app, base: `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}` };
 }

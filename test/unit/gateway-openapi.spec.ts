@@ -6,6 +6,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { LOGGER } from '#libs/bootstrap';
 import { TIME_RANGES, type PreparingReport, type Report } from '#libs/contracts';
 import { IdentityCacheService } from '../../apps/gateway/src/auth/identity-cache.service.js';
+import { KeyUsageService } from '../../apps/gateway/src/auth/key-usage.service.js';
 import { RateLimitService } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
 import { API_KEY_SECURITY, buildOpenApiDocument } from '../../apps/gateway/src/docs/api-docs.js';
 import { DOWNSTREAM } from '../../apps/gateway/src/http/downstream-services.js';
@@ -50,6 +51,7 @@ interface Schema {
     { provide: LOGGER, useValue: {} },
     { provide: IdentityCacheService, useValue: {} },
     { provide: RateLimitService, useValue: {} },
+    { provide: KeyUsageService, useValue: {} },
   ],
 })
 class DocsOnlyModule {}

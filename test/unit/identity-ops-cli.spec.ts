@@ -8,6 +8,7 @@ describe('ops CLI argument parsing', () => {
     expect(parseOpsCommand(['platform', 'activate', '--agent-id', 'a1'])).toEqual({ kind: 'platform.status', agentId: 'a1', status: 'active' });
     expect(parseOpsCommand(['key', 'create', '--agent-id', 'a1', '--mode', 'test'])).toEqual({ kind: 'key.create', agentId: 'a1', mode: 'test' });
     expect(parseOpsCommand(['key', 'revoke', '--key-id', 'key_1'])).toEqual({ kind: 'key.revoke', keyId: 'key_1' });
+    expect(parseOpsCommand(['key', 'audit', '--agent-id', 'a1'])).toEqual({ kind: 'key.audit', agentId: 'a1' });
   });
 
   it.each([
@@ -23,6 +24,8 @@ describe('ops CLI argument parsing', () => {
     [['key', 'revoke']],
     [['key', 'revoke', '--key-id', 'k', '--unknown', 'x']],
     [['key', 'revoke', '--key-id', 'k', 'extra']],
+    [['key', 'audit']],
+    [['key', 'audit', '--agent-id', 'a', '--mode', 'live']],
   ])('%j is a usage error', (argv) => {
     expect(() => parseOpsCommand(argv)).toThrow(UsageError);
   });

@@ -5,6 +5,7 @@ import type { Logger } from '#libs/observability';
 import { AuthModule } from './auth/auth.module.js';
 import { GatewayEnv } from './config/gateway.env.js';
 import { DocsModule } from './docs/docs.module.js';
+import { KeysModule } from './keys/keys.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
 import { PayoutsModule } from './payouts/payouts.module.js';
 import { RecommendationsModule } from './recommendations/recommendations.module.js';
@@ -34,6 +35,7 @@ export class GatewayModule {
         OnboardingModule,
         RecommendationsModule,
         TrackingModule,
+        KeysModule,
         DocsModule,
       ],
     };

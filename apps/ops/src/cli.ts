@@ -7,6 +7,7 @@ export type OpsCommand =
   | { kind: 'platform.status'; agentId: string; status: PlatformStatus }
   | { kind: 'key.create'; agentId: string; mode: KeyMode }
   | { kind: 'key.revoke'; keyId: string }
+  | { kind: 'key.audit'; agentId: string }
   | { kind: 'deadletters.list'; limit: number; subject?: string }
   | { kind: 'deadletters.redrive'; sequence: number }
   | { kind: 'ads.import'; file: string }
@@ -20,6 +21,7 @@ export const USAGE = `usage: npm run --silent ops -- <command>
   platform activate --agent-id ID
   key create        --agent-id ID --mode live|test
   key revoke        --key-id KID
+  key audit         --agent-id ID         (who created and revoked the platform's keys, oldest first)
   deadletters list    [--limit N (default 20, max 1000)] [--subject ORIGINAL_SUBJECT]
   deadletters redrive --sequence N      (publish it again on its subject, remove it)
   ads import        --file catalog.json  (validate the whole file, then upsert by ad_id)
@@ -69,6 +71,7 @@ export function parseOpsCommand(argv: string[]): OpsCommand {
     'platform activate': { required: ['agent-id'], optional: [] },
     'key create': { required: ['agent-id', 'mode'], optional: [] },
     'key revoke': { required: ['key-id'], optional: [] },
+    'key audit': { required: ['agent-id'], optional: [] },
     'deadletters list': { required: [], optional: ['limit', 'subject'] },
     'deadletters redrive': { required: ['sequence'], optional: [] },
     'ads import': { required: ['file'], optional: [] },
@@ -104,6 +107,8 @@ export function parseOpsCommand(argv: string[]): OpsCommand {
       if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
       return { kind: 'key.create', agentId: opts['agent-id']!, mode };
     }
+    case 'key audit':
+      return { kind: 'key.audit', agentId: opts['agent-id']! };
     case 'deadletters list': {
       const limit = opts.limit === undefined ? 20 : positiveInteger('limit', opts.limit);
       if (limit > 1000) throw new UsageError('--limit must be at most 1000');

@@ -4,12 +4,12 @@ import type { OpsCommand } from './cli.js';
 export interface CommandOutcome {
   /** The one JSON object printed on stdout. */
   output: Record<string, unknown>;
-  /** What to announce on `identity.v1.changed`. */
-  change: IdentityChangedMessage;
+  /** What to announce on `identity.v1.changed`; none for a command that changes nothing. */
+  change?: IdentityChangedMessage;
 }
 
 /** Runs one command against the identity schema. IdentityError propagates to the caller. */
-export type IdentityCommand = Extract<OpsCommand, { kind: 'platform.create' | 'platform.status' | 'key.create' | 'key.revoke' }>;
+export type IdentityCommand = Extract<OpsCommand, { kind: 'platform.create' | 'platform.status' | 'key.create' | 'key.revoke' | 'key.audit' }>;
 
 export async function runOpsCommand(command: IdentityCommand, identity: IdentityRepository): Promise<CommandOutcome> {
   switch (command.kind) {
@@ -31,6 +31,24 @@ export async function runOpsCommand(command: IdentityCommand, identity: Identity
     case 'key.revoke': {
       const key = await identity.revokeKey(command.keyId);
       return { output: { key_id: key.key_id, revoked: true }, change: { agent_id: key.agent_id, key_id: key.key_id } };
+    }
+    case 'key.audit': {
+      const entries = await identity.keyAudit(command.agentId);
+      return {
+        output: {
+          agent_id: command.agentId,
+          entries: entries.map((entry) => ({
+            at: entry.occurred_at.toISOString(),
+            action: entry.action,
+            key_id: entry.key_id,
+            mode: entry.mode,
+            name: entry.name,
+            // Who: "ops" (this CLI) or "owner" with the `sub` of the owner's ID token.
+            actor: entry.actor,
+            sub: entry.actor_sub,
+          })),
+        },
+      };
     }
   }
 }

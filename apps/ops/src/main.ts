@@ -110,7 +110,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     await initializeDatabase(dataSource);
     const outcome = await runOpsCommand(command, new IdentityRepository(dataSource));
-    await announce(env, outcome.change);
+    if (outcome.change) await announce(env, outcome.change);
     process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
     return 0;
   } catch (error) {

@@ -92,3 +92,29 @@ export function parseBearer(header: string | string[] | undefined): BearerResult
   if (!parsed) return { ok: false, reason: 'malformed' };
   return { ok: true, apiKey: token, mode: parsed.mode };
 }
+
+/** Characters of a key name (DESIGN §7: 1–64), counted as Unicode code points like PostgreSQL's char_length. */
+export const KEY_NAME_MAX_LENGTH = 64;
+/**
+ * Characters a key name may not hold: control characters (C0, DEL, C1, which also keeps NUL out
+ * of PostgreSQL), line and paragraph separators, and the bidirectional overrides and isolates
+ * that can make a name display as another one.
+ */
+const KEY_NAME_FORBIDDEN = /[\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]/u;
+
+/** Why `name` cannot name a key, or undefined when it can. The one rule for the gateway's DTO and the repository. */
+export function keyNameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string') return 'name must be a string';
+  // A lone surrogate (JSON allows "\ud800") is no character: PostgreSQL could not store it.
+  if (/\p{Cs}/u.test(name)) return 'name must be valid Unicode text';
+  const length = [...name].length;
+  if (length === 0 || name.trim() === '') return `name must be 1–${KEY_NAME_MAX_LENGTH} characters and not blank`;
+  if (length > KEY_NAME_MAX_LENGTH) return `name must be at most ${KEY_NAME_MAX_LENGTH} characters; got ${length}`;
+  if (KEY_NAME_FORBIDDEN.test(name)) return 'name must not contain control characters, line breaks or bidirectional overrides';
+  return undefined;
+}
+
+/** The last four characters of a secret, which the key list shows (never more of it). */
+export function lastFour(secret: string): string {
+  return secret.slice(-4);
+}

@@ -1,8 +1,10 @@
 import { createServiceDataSource, type ServiceDataSource } from '#libs/database';
+import { ApiKeyAuditEntity } from './api-key-audit.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { GeneratedSecretEntity } from './generated-secret.entity.js';
 import { IdentityInitial1764201600000 } from './migrations/1764201600000-identity-initial.js';
 import { IdentityGeneratedSecret1795686268941 } from './migrations/1795686268941-identity-generated-secret.js';
+import { IdentityOwnerKeys1764633600000 } from './migrations/1764633600000-identity-owner-keys.js';
 import { IDENTITY_SCHEMA, PlatformEntity } from './platform.entity.js';
 
 export { IDENTITY_SCHEMA };
@@ -12,8 +14,8 @@ export function createIdentityDataSource(url: string, poolSize: number, applicat
   return createServiceDataSource({
     url,
     schema: IDENTITY_SCHEMA,
-    entities: [PlatformEntity, ApiKeyEntity, GeneratedSecretEntity],
-    migrations: [IdentityInitial1764201600000, IdentityGeneratedSecret1795686268941],
+    entities: [PlatformEntity, ApiKeyEntity, GeneratedSecretEntity, ApiKeyAuditEntity],
+    migrations: [IdentityInitial1764201600000, IdentityGeneratedSecret1795686268941, IdentityOwnerKeys1764633600000],
     poolSize,
     applicationName,
   });

@@ -1,17 +1,21 @@
-import { IsNull, type DataSource, type FindOptionsSelect, type Repository } from 'typeorm';
+import { IsNull, type DataSource, type EntityManager, type FindOptionsSelect, type Repository } from 'typeorm';
 import {
   KEY_MODES,
   generateApiKey,
   generateKeyId,
   hashApiKey,
   hashesEqual,
+  isValidKeyId,
+  keyNameProblem,
+  lastFour,
   parseApiKey,
   type KeyMode,
 } from './api-key.js';
+import { ApiKeyAuditEntity, type KeyActor, type KeyAuditAction } from './api-key-audit.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { PlatformEntity, type PlatformStatus } from './platform.entity.js';
 
-export type IdentityErrorCode = 'invalid_argument' | 'platform_not_found' | 'key_not_found' | 'owner_conflict';
+export type IdentityErrorCode = 'invalid_argument' | 'platform_not_found' | 'key_not_found' | 'owner_conflict' | 'key_limit_reached';
 
 /** A failure the caller can act on (the ops CLI prints its message and exits non-zero). */
 export class IdentityError extends Error {
@@ -49,12 +53,61 @@ export interface CreatedKey {
   /** The secret: returned once, never stored. */
   api_key: string;
   mode: KeyMode;
+  name: string | null;
+  created_at: Date;
 }
 
 export interface RevokedKey {
   key_id: string;
   agent_id: string;
   revoked_at: Date;
+  /** false when the key was already revoked (nothing changed, nothing recorded). */
+  changed: boolean;
+}
+
+/** A key as its owner sees it: never the secret or its hash. */
+export interface KeyRecord {
+  key_id: string;
+  name: string | null;
+  mode: KeyMode;
+  last4: string | null;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+/** A successful use of a key seen by a gateway, written in batches (recordKeyUsage). */
+export interface KeyUse {
+  key_id: string;
+  used_at: Date;
+  /** The last four characters of the secret that was used: fills `last4` of keys made before it existed. */
+  last4: string;
+}
+
+/** One entry of the audit trail of a platform's keys, oldest first. */
+export interface KeyAuditEntry {
+  occurred_at: Date;
+  action: KeyAuditAction;
+  key_id: string;
+  mode: KeyMode;
+  name: string | null;
+  actor: KeyActor['kind'];
+  actor_sub: string | null;
+}
+
+export interface CreateKeyOptions {
+  /** The owner's name for the key; null (the default) for keys made by the ops CLI. */
+  name?: string | null;
+  /** Who creates it (recorded in the audit trail); ops by default. */
+  actor?: KeyActor;
+  /** Refuse (key_limit_reached) when the platform already has this many unrevoked keys. */
+  maxActiveKeys?: number;
+}
+
+export interface RevokeKeyOptions {
+  /** Only a key of this platform (an owner revokes only its own keys): another platform's is key_not_found. */
+  agentId?: string;
+  actor?: KeyActor;
 }
 
 /** What an authenticated request learns about its key. */
@@ -65,8 +118,8 @@ export interface ActiveKey {
   platform_status: PlatformStatus;
 }
 
-const FOREIGN_KEY_VIOLATION = '23503';
 const UNIQUE_VIOLATION = '23505';
+const OPS: KeyActor = { kind: 'ops' };
 
 function requireAgentId(agentId: string): void {
   if (!isValidAgentId(agentId)) {
@@ -159,37 +212,128 @@ export class IdentityRepository {
     });
   }
 
-  async createKey(agentId: string, mode: KeyMode): Promise<CreatedKey> {
+  /**
+   * Creates a key and its audit entry in one transaction. The platform's row is locked first
+   * (SELECT … FOR UPDATE), so concurrent creations for one platform are counted one after the
+   * other and `maxActiveKeys` cannot be overrun by a burst, whichever replica or CLI makes them.
+   */
+  async createKey(agentId: string, mode: KeyMode, options: CreateKeyOptions = {}): Promise<CreatedKey> {
     requireAgentId(agentId);
     if (!KEY_MODES.includes(mode)) throw new IdentityError('invalid_argument', 'mode must be live or test');
+    const name = options.name ?? null;
+    if (name !== null) {
+      const problem = keyNameProblem(name);
+      if (problem) throw new IdentityError('invalid_argument', problem);
+    }
+    const actor = options.actor ?? OPS;
     for (let attempt = 0; ; attempt++) {
-      const key: CreatedKey = { key_id: generateKeyId(), api_key: generateApiKey(mode), mode };
+      const secret = generateApiKey(mode);
       try {
-        await this.keys.insert({ key_id: key.key_id, agent_id: agentId, mode, secret_hash: hashApiKey(key.api_key) });
-        return key;
+        return await this.dataSource.transaction(async (manager) => {
+          const platform = await manager
+            .getRepository(PlatformEntity)
+            .findOne({ select: { agent_id: true }, where: { agent_id: agentId }, lock: { mode: 'pessimistic_write' } });
+          if (!platform) throw platformNotFound(agentId);
+          const keys = manager.getRepository(ApiKeyEntity);
+          if (options.maxActiveKeys !== undefined) {
+            const active = await keys.countBy({ agent_id: agentId, revoked_at: IsNull() });
+            if (active >= options.maxActiveKeys) {
+              throw new IdentityError('key_limit_reached', `platform ${agentId} already has ${active} unrevoked API keys (at most ${options.maxActiveKeys})`);
+            }
+          }
+          const keyId = generateKeyId();
+          const inserted = await keys
+            .createQueryBuilder()
+            .insert()
+            .values({ key_id: keyId, agent_id: agentId, mode, secret_hash: hashApiKey(secret), name, last4: lastFour(secret) })
+            .returning(['created_at'])
+            .updateEntity(false)
+            .execute();
+          await this.audit(manager, { agent_id: agentId, key_id: keyId, action: 'created', mode, name }, actor);
+          const [{ created_at }] = inserted.raw as { created_at: Date }[];
+          return { key_id: keyId, api_key: secret, mode, name, created_at };
+        });
       } catch (error) {
-        const code = (error as { code?: string }).code;
-        if (code === FOREIGN_KEY_VIOLATION) throw platformNotFound(agentId);
         // A collision of 20 or 40 random base62 characters: practically impossible, but cheap to handle.
-        if (code === UNIQUE_VIOLATION && attempt < 2) continue;
+        if ((error as { code?: string }).code === UNIQUE_VIOLATION && attempt < 2) continue;
         throw error;
       }
     }
   }
 
-  /** Revokes a key; revoking a revoked key keeps its first revocation time. */
-  async revokeKey(keyId: string): Promise<RevokedKey> {
-    const result = await this.keys
-      .createQueryBuilder()
-      .update()
-      .set({ revoked_at: () => 'COALESCE(revoked_at, now())' })
-      .where({ key_id: keyId })
-      .returning(['key_id', 'agent_id', 'revoked_at'])
-      .updateEntity(false)
-      .execute();
-    const [revoked] = result.raw as RevokedKey[];
-    if (!revoked) throw new IdentityError('key_not_found', `no API key with key id ${keyId}`);
-    return revoked;
+  /**
+   * Revokes a key and records it, in one transaction; revoking a revoked key keeps its first
+   * revocation time and records nothing (`changed: false`). With `agentId`, a key of another
+   * platform is key_not_found, as an unknown one.
+   */
+  async revokeKey(keyId: string, options: RevokeKeyOptions = {}): Promise<RevokedKey> {
+    const notFound = () => new IdentityError('key_not_found', `no API key with key id ${keyId}`);
+    if (!isValidKeyId(keyId)) throw notFound();
+    const where = { key_id: keyId, ...(options.agentId !== undefined ? { agent_id: options.agentId } : {}) };
+    return this.dataSource.transaction(async (manager) => {
+      const keys = manager.getRepository(ApiKeyEntity);
+      const result = await keys
+        .createQueryBuilder()
+        .update()
+        .set({ revoked_at: () => 'now()' })
+        .where({ ...where, revoked_at: IsNull() })
+        .returning(['key_id', 'agent_id', 'mode', 'name', 'revoked_at'])
+        .updateEntity(false)
+        .execute();
+      const [revoked] = result.raw as (Pick<ApiKeyEntity, 'key_id' | 'agent_id' | 'mode' | 'name'> & { revoked_at: Date })[];
+      if (revoked) {
+        await this.audit(manager, { agent_id: revoked.agent_id, key_id: revoked.key_id, action: 'revoked', mode: revoked.mode, name: revoked.name }, options.actor ?? OPS);
+        return { key_id: revoked.key_id, agent_id: revoked.agent_id, revoked_at: revoked.revoked_at, changed: true };
+      }
+      const existing = await keys.findOne({ select: { key_id: true, agent_id: true, revoked_at: true }, where });
+      if (!existing?.revoked_at) throw notFound();
+      return { key_id: existing.key_id, agent_id: existing.agent_id, revoked_at: existing.revoked_at, changed: false };
+    });
+  }
+
+  /** Every key of a platform, newest first, revoked ones included; never a secret or hash. */
+  async listKeys(agentId: string): Promise<KeyRecord[]> {
+    return this.keys.find({
+      select: { key_id: true, name: true, mode: true, last4: true, created_at: true, last_used_at: true, revoked_at: true },
+      where: { agent_id: agentId },
+      order: { created_at: 'DESC', key_id: 'DESC' },
+    });
+  }
+
+  /**
+   * Writes a batch of key uses in one statement: `last_used_at` only moves forward (replicas
+   * flush in any order), `last4` is filled where a key made before it existed lacks it.
+   */
+  // Raw SQL: one UPDATE … FROM unnest for the whole batch, which TypeORM's update() cannot express.
+  async recordKeyUsage(uses: KeyUse[]): Promise<void> {
+    if (uses.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE identity.api_key AS k
+          SET last_used_at = GREATEST(k.last_used_at, u.used_at), last4 = COALESCE(k.last4, u.last4)
+         FROM unnest($1::text[], $2::timestamptz[], $3::text[]) AS u(key_id, used_at, last4)
+        WHERE k.key_id = u.key_id
+          AND (k.last_used_at IS NULL OR k.last_used_at < u.used_at OR k.last4 IS NULL)`,
+      [uses.map((u) => u.key_id), uses.map((u) => u.used_at.toISOString()), uses.map((u) => u.last4)],
+    );
+  }
+
+  /** The audit trail of a platform's keys, oldest first; platform_not_found for an unknown platform. */
+  async keyAudit(agentId: string): Promise<KeyAuditEntry[]> {
+    requireAgentId(agentId);
+    if (!(await this.platforms.existsBy({ agent_id: agentId }))) throw platformNotFound(agentId);
+    return this.dataSource.getRepository(ApiKeyAuditEntity).find({
+      select: { occurred_at: true, action: true, key_id: true, mode: true, name: true, actor: true, actor_sub: true },
+      where: { agent_id: agentId },
+      order: { audit_id: 'ASC' },
+    });
+  }
+
+  private async audit(
+    manager: EntityManager,
+    change: Pick<ApiKeyAuditEntity, 'agent_id' | 'key_id' | 'action' | 'mode' | 'name'>,
+    actor: KeyActor,
+  ): Promise<void> {
+    await manager.getRepository(ApiKeyAuditEntity).insert({ ...change, actor: actor.kind, actor_sub: actor.kind === 'owner' ? actor.sub : null });
   }
 
   /** The platforms whose owner_uid is this identity (`sub` of an ID token), at most 10. */

@@ -3,11 +3,14 @@ export {
   API_KEY_RANDOM_LENGTH,
   KEY_ID_RANDOM_LENGTH,
   KEY_MODES,
+  KEY_NAME_MAX_LENGTH,
   generateApiKey,
   generateKeyId,
   hashApiKey,
   hashesEqual,
   isValidKeyId,
+  keyNameProblem,
+  lastFour,
   looksLikeJwt,
   parseApiKey,
   parseBearer,
@@ -19,6 +22,7 @@ export {
 export { ApiKeyEntity } from './api-key.entity.js';
 export { GeneratedSecretEntity } from './generated-secret.entity.js';
 export { GeneratedSecretRepository } from './generated-secret.repository.js';
+export { ApiKeyAuditEntity, KEY_AUDIT_ACTIONS, type KeyActor, type KeyAuditAction } from './api-key-audit.entity.js';
 export { PlatformEntity, PLATFORM_STATUSES, type PlatformStatus } from './platform.entity.js';
 export { createIdentityDataSource, IDENTITY_SCHEMA } from './identity.data-source.js';
 export {
@@ -27,9 +31,14 @@ export {
   isValidAgentId,
   isValidOwnerUid,
   type ActiveKey,
+  type CreateKeyOptions,
   type CreatedKey,
   type IdentityErrorCode,
+  type KeyAuditEntry,
+  type KeyRecord,
+  type KeyUse,
   type PlatformRecord,
+  type RevokeKeyOptions,
   type RevokedKey,
 } from './identity.repository.js';
 export { encodeIdentityChanged, decodeIdentityChanged, type IdentityChangedMessage } from './identity-changed.js';

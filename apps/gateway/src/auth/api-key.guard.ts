@@ -6,6 +6,7 @@ import type { Logger } from '#libs/observability';
 import { ProblemException } from '../http/problem.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { IdentityCacheService } from './identity-cache.service.js';
+import { KeyUsageService } from './key-usage.service.js';
 import { PRINCIPAL, type RequestWithPrincipal } from './principal.js';
 
 /** What the caller reads in the 401 detail; never echoes the credential. */
@@ -30,15 +31,25 @@ export class ApiKeyGuard implements CanActivate {
     private readonly identity: IdentityCacheService,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly rateLimit: RateLimitService,
+    private readonly usage: KeyUsageService,
   ) {}
 
-  /** Authentication under the rate limits: per key on success, per client address on failure. */
-  canActivate(context: ExecutionContext): Promise<boolean> {
-    return this.rateLimit.guard(context, 'api_key', () => this.authenticate(context));
+  /**
+   * Authentication under the rate limits: per key on success, per client address on failure.
+   * A request the limits let through is a use of the key (`last_used_at`, written in batches).
+   */
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    let use: { keyId: string; secret: string } | undefined;
+    await this.rateLimit.guard(context, 'api_key', async () => {
+      use = await this.authenticate(context);
+      return use.keyId;
+    });
+    this.usage.record(use!.keyId, use!.secret);
+    return true;
   }
 
-  /** Attaches the principal and resolves to the key id (what the rate limit counts). */
-  private async authenticate(context: ExecutionContext): Promise<string> {
+  /** Attaches the principal; resolves to the key id (what the rate limit counts) and the secret (for its last four characters). */
+  private async authenticate(context: ExecutionContext): Promise<{ keyId: string; secret: string }> {
     const request = context.switchToHttp().getRequest<FastifyRequest & RequestWithPrincipal>();
     const bearer = parseBearer(request.headers.authorization);
     if (!bearer.ok) throw new ProblemException('invalid-api-key', BEARER_FAILURES[bearer.reason], { 'WWW-Authenticate': 'Bearer' });
@@ -57,6 +68,6 @@ export class ApiKeyGuard implements CanActivate {
       throw new ProblemException('account-unavailable', 'The platform account is unavailable; contact support.');
     }
     request[PRINCIPAL] = { agent_id: key.agent_id, traffic: key.mode, key_id: key.key_id };
-    return key.key_id;
+    return { keyId: key.key_id, secret: bearer.apiKey };
   }
 }

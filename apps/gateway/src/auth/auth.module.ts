@@ -4,10 +4,12 @@ import { IdentityRepository } from '#libs/identity';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { IdTokenVerifier } from './id-token.verifier.js';
 import { IdentityCacheService } from './identity-cache.service.js';
+import { KeyUsageService } from './key-usage.service.js';
 
 /**
- * Authentication of the gateway's routes: API keys (ApiKeyGuard) and identity-provider ID
- * tokens (IdTokenGuard), under the rate limits. A feature module imports it for what its
+ * Authentication of the gateway's routes: API keys (ApiKeyGuard, which records each key's uses
+ * for `last_used_at`: KeyUsageService) and identity-provider ID tokens (IdTokenGuard), under the
+ * rate limits. A feature module imports it for what its
  * routes' guards need; the guards themselves are listed on the routes (`@UseGuards`).
  */
 @Module({
@@ -16,7 +18,8 @@ import { IdentityCacheService } from './identity-cache.service.js';
     IdentityCacheService,
     IdTokenVerifier,
     RateLimitService,
+    KeyUsageService,
   ],
-  exports: [IdentityCacheService, IdTokenVerifier, RateLimitService],
+  exports: [IdentityRepository, IdentityCacheService, IdTokenVerifier, RateLimitService, KeyUsageService],
 })
 export class AuthModule {}

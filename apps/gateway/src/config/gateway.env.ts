@@ -49,6 +49,14 @@ export class GatewayEnv extends ServerEnv {
   @IsInt() @Min(0) @Max(1000000)
   IDENTITY_CACHE_MAX_ENTRIES = 10000;
 
+  /**
+   * How often each replica writes the API-key uses it saw (`last_used_at`, one UPDATE per batch)
+   * instead of a write per request; also at shutdown. At most 50 s, so that `last_used_at` stays
+   * within a minute of a key's latest use (DESIGN §7).
+   */
+  @IsInt() @Min(50) @Max(50_000)
+  KEY_USAGE_FLUSH_INTERVAL_MS = 30_000;
+
   /** Largest request body accepted, in bytes (413 above it). */
   @IsInt() @Min(1024) @Max(10 * 1024 * 1024)
   HTTP_BODY_LIMIT = 64 * 1024;

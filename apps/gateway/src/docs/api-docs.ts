@@ -39,6 +39,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     )
     .addTag('reporting', 'Performance totals of the calling platform.')
     .addTag('onboarding', 'Settings of the platform, changed by its signed-in owner.')
+    .addTag('keys', 'API keys of the platform, managed by its signed-in owner (ID token): list, create (the secret is shown once), revoke.')
     .addTag(
       'payouts',
       'Read-only payout balances, setup readiness, statements and history of the signed-in platform account (ID token with role agent). ' +

@@ -1,4 +1,4 @@
-import { ApiUnsupportedMediaTypeResponse, getSchemaPath, type ApiResponseNoStatusOptions } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiPayloadTooLargeResponse, ApiUnsupportedMediaTypeResponse, getSchemaPath, type ApiResponseNoStatusOptions } from '@nestjs/swagger';
 import { ProblemDto } from '../http/problem.dto.js';
 import { PROBLEM_TYPES, problemType, type ProblemDetails, type ProblemSlug } from '../http/problem.js';
 
@@ -30,5 +30,19 @@ export function problemResponse(
 export const NOT_JSON_RESPONSE = ApiUnsupportedMediaTypeResponse(
   problemResponse('The body is not application/json.', {
     not_json: { summary: 'Not JSON', value: problemExample('unsupported-media-type', 'The body must be application/json.') },
+  }),
+);
+
+/** The 413 of a body over HTTP_BODY_LIMIT (answered by the HTTP layer, whatever the route). */
+export const BODY_TOO_LARGE_RESPONSE = ApiPayloadTooLargeResponse(
+  problemResponse('The body is larger than the limit (HTTP_BODY_LIMIT, 64 KiB by default).', {
+    too_large: { summary: 'Body too large', value: problemExample('payload-too-large', 'Request body is too large') },
+  }),
+);
+
+/** The 400 of a body that is not parseable JSON (answered by the HTTP layer before the route). */
+export const MALFORMED_JSON_RESPONSE = ApiBadRequestResponse(
+  problemResponse('The body is not well-formed JSON.', {
+    malformed: { summary: 'Malformed JSON', value: problemExample('bad-request', "Body is not valid JSON but content-type is set to 'application/json'") },
   }),
 );

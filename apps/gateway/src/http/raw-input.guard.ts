@@ -11,8 +11,9 @@ import { ProblemException } from './problem.js';
  *   was meant cannot be told);
  * - a body route called with a body that is not `application/json` (Fastify parses text/plain
  *   too, and a missing body would be validated as an empty object).
- * GET routes take their input from the query string, the others from a JSON body (the query
- * string of a body route is not read). Each failure is the route's 415 or 422 problem.
+ * GET and DELETE routes take their input from the query string and path (a DELETE has no body:
+ * one sent is not read), the others from a JSON body (the query string of a body route is not
+ * read). Each failure is the route's 415 or 422 problem.
  *
  * A route lists it after its authentication guard, so that the order of checks stays what
  * DESIGN §5 says: credentials (401), account (403), media type (415), input (422). Framing
@@ -23,7 +24,7 @@ import { ProblemException } from './problem.js';
 export class RawInputGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (request.method === 'GET' || request.method === 'HEAD') {
+    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE') {
       const problem = queryStringProblem(request.raw.url ?? request.url);
       if (problem) throw new ProblemException('invalid-query', problem);
     } else if (!isJsonContentType(request.headers['content-type'])) {
