@@ -1,21 +1,28 @@
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { initializeDatabase } from '#libs/database';
-import { TIME_RANGES, type TimeRange } from '#libs/contracts';
+import { SERIES_FIGURES, SERIES_GRANULARITIES, TIME_RANGES, isGranularityAllowed, type TimeRange } from '#libs/contracts';
 import type { InboundMessage } from '#libs/nats';
 import { createReportingDataSource } from '../../apps/reporting-projection/src/database/reporting.data-source.js';
 import { ProjectionRepository } from '../../apps/reporting-projection/src/ingestion/projection.repository.js';
 import { ProjectionService } from '../../apps/reporting-projection/src/ingestion/projection.service.js';
 import { RollupQueryRepository } from '../../apps/reporting-projection/src/publication/rollup-query.repository.js';
+import { SeriesBuilder } from '../../apps/reporting-projection/src/publication/series-builder.service.js';
+import { SeriesQueryRepository } from '../../apps/reporting-projection/src/publication/series-query.repository.js';
 import { SnapshotBuilder } from '../../apps/reporting-projection/src/publication/snapshot-builder.service.js';
 import { reportPeriod } from '../../apps/reporting-projection/src/rules/periods.js';
 import { newTestDatabase, type TestDatabase } from '../support/index.js';
 import { referenceReport, type ModelEvent } from '../support/reference-model.js';
+import { ReferenceCalendar, referenceSeries } from '../support/reference-series.js';
 
 /**
  * The projection against the reference model: random recommendations and events, shuffled,
  * duplicated and redelivered in random batches, accounting before and after its
- * recommendation, give exactly the reference report for every time range, platform, traffic.
+ * recommendation, give exactly the reference report for every time range, platform, traffic;
+ * and the series of every range and granularity (DESIGN §7), read in the same database
+ * snapshot, equal the reference series bucket by bucket in each platform's zone, and sum to the
+ * report. The cutoff is New York's fall-back day (a 25-hour `today`), and the 90-day window
+ * holds Lord Howe's October clock change.
  */
 const PROCESSED_THROUGH = new Date('2024-11-03T13:07:00Z');
 const AGENTS = ['agent_a', 'agent_b'] as const;
@@ -159,12 +166,16 @@ describe('projection property: any arrival order gives the reference report', ()
   let db: TestDatabase;
   let dataSource: DataSource;
   let builder: SnapshotBuilder;
+  let seriesBuilder: SeriesBuilder;
+  // The local calendars of the zones over every period of the scenarios (creation times reach 100 days back).
+  const calendars = new Map(ZONES.map((zone) => [zone, new ReferenceCalendar(zone, new Date(PROCESSED_THROUGH.getTime() - 103 * 86_400_000), PROCESSED_THROUGH)]));
 
   beforeAll(async () => {
     db = newTestDatabase();
     dataSource = createReportingDataSource(db.url, 4);
     await initializeDatabase(dataSource);
     builder = new SnapshotBuilder(dataSource, new RollupQueryRepository(dataSource));
+    seriesBuilder = new SeriesBuilder(dataSource, new SeriesQueryRepository());
   });
 
   afterAll(async () => {
@@ -198,7 +209,29 @@ describe('projection property: any arrival order gives the reference report', ()
         const modelEvents = firstApplicationOrder(batches, bySequence);
 
         const scopes = AGENTS.flatMap((agentId) => TRAFFICS.flatMap((traffic) => TIME_RANGES.map((timeRange) => ({ agentId, traffic, timeRange }))));
-        const snapshots = await builder.build(scopes, PROCESSED_THROUGH, new Date());
+        const seriesScopes = scopes.flatMap((scope) => SERIES_GRANULARITIES.filter((g) => isGranularityAllowed(scope.timeRange, g)).map((granularity) => ({ ...scope, granularity })));
+        // Reports and series in one database snapshot, as the publication reads them.
+        const { snapshots, series } = await dataSource.transaction('REPEATABLE READ', async (manager) => ({
+          snapshots: await builder.build(scopes, PROCESSED_THROUGH, new Date(), manager),
+          series: await seriesBuilder.build(seriesScopes, PROCESSED_THROUGH, new Date(), manager),
+        }));
+        expect(series).toHaveLength(seriesScopes.length);
+        for (const one of series) {
+          const zone = s.zones[one.agentId as 'agent_a' | 'agent_b'];
+          const period = reportPeriod(one.timeRange, PROCESSED_THROUGH, zone);
+          const scope = `${one.agentId}/${one.traffic}/${one.timeRange}/${one.granularity}`;
+          const expected = referenceSeries(modelEvents, { agent_id: one.agentId, traffic: one.traffic as 'live' | 'test', start: period.start, end: period.end }, one.granularity, calendars.get(zone)!);
+          expect({ scope, buckets: one.buckets }).toEqual({ scope, buckets: expected });
+          expect({ scope, start: one.start?.toISOString() ?? null, end: one.end.toISOString(), timezone: one.timezone }).toEqual({
+            scope,
+            start: period.start?.toISOString() ?? null,
+            end: period.end.toISOString(),
+            timezone: zone,
+          });
+          const report = snapshots.find((r) => r.agentId === one.agentId && r.traffic === one.traffic && r.timeRange === one.timeRange)!;
+          const sums = Object.fromEntries(SERIES_FIGURES.map((name) => [name, one.buckets.reduce((sum, bucket) => sum + bucket[name], 0)]));
+          expect({ scope, ...sums }).toEqual({ scope, ...pick(report, sums) });
+        }
         for (const snapshot of snapshots) {
           const zone = s.zones[snapshot.agentId as 'agent_a' | 'agent_b'];
           const period = reportPeriod(snapshot.timeRange as TimeRange, PROCESSED_THROUGH, zone);

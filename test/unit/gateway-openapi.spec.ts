@@ -11,6 +11,7 @@ import { RateLimitService } from '../../apps/gateway/src/rate-limit/rate-limit.s
 import { API_KEY_SECURITY, buildOpenApiDocument } from '../../apps/gateway/src/docs/api-docs.js';
 import { DOWNSTREAM } from '../../apps/gateway/src/http/downstream-services.js';
 import { ReportingController } from '../../apps/gateway/src/reporting/reporting.controller.js';
+import { ReportingService } from '../../apps/gateway/src/reporting/reporting.service.js';
 import { PREPARING_EXAMPLE, REPORT_EXAMPLE } from '../../apps/gateway/src/reporting/reporting.dto.js';
 
 /**
@@ -48,6 +49,7 @@ interface Schema {
   controllers: [ReportingController],
   providers: [
     { provide: DOWNSTREAM.reporting.client, useValue: {} },
+    ReportingService,
     { provide: LOGGER, useValue: {} },
     { provide: IdentityCacheService, useValue: {} },
     { provide: RateLimitService, useValue: {} },

@@ -4,6 +4,7 @@ import { createIdentityDataSource } from '#libs/identity';
 import type { Logger } from '#libs/observability';
 import { AuthModule } from './auth/auth.module.js';
 import { GatewayEnv } from './config/gateway.env.js';
+import { DashboardModule } from './dashboard/dashboard.module.js';
 import { DocsModule } from './docs/docs.module.js';
 import { KeysModule } from './keys/keys.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
@@ -36,6 +37,7 @@ export class GatewayModule {
         RecommendationsModule,
         TrackingModule,
         KeysModule,
+        DashboardModule,
         DocsModule,
       ],
     };

@@ -4,6 +4,7 @@ export * from './validators.js';
 export * from './recommendation-event.dto.js';
 export * from './accounting-event.dto.js';
 export * from './reporting.dto.js';
+export * from './series.dto.js';
 export * from './rpc.js';
 export * from './fast-check.js';
 export * from './fast-validation.js';

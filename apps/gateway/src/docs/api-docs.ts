@@ -37,8 +37,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       },
       ID_TOKEN_SECURITY,
     )
-    .addTag('reporting', 'Performance totals of the calling platform.')
+    .addTag('reporting', 'Performance totals of the calling platform, and the same by hour or day (series, JSON or CSV).')
     .addTag('onboarding', 'Settings of the platform, changed by its signed-in owner.')
+    .addTag('dashboard', 'Reporting of the signed-in owner\'s platform (ID token) for live or test traffic: what the API-key routes answer, for the web dashboard.')
     .addTag('keys', 'API keys of the platform, managed by its signed-in owner (ID token): list, create (the secret is shown once), revoke.')
     .addTag(
       'payouts',

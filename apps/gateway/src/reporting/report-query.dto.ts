@@ -1,8 +1,5 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn } from 'class-validator';
-import { DEFAULT_TIME_RANGE, FastCheck, TIME_RANGES, shownValue, type TimeRange } from '#libs/contracts';
-
-const ALLOWED = `Allowed values of time_range: ${TIME_RANGES.join(', ')}.`;
+import { DEFAULT_TIME_RANGE, FastCheck, TIME_RANGES, type TimeRange } from '#libs/contracts';
+import { TimeRangeParameter } from './series-query.dto.js';
 
 /** The query of the hot path: no parameter, or a valid time_range alone (accepts only what the DTO accepts). */
 export function passesReportQueryFastCheck(query: unknown): boolean {
@@ -14,16 +11,8 @@ export function passesReportQueryFastCheck(query: unknown): boolean {
 /** The query of GET /agent/reporting (SPEC: time_range is the only supported parameter). */
 @FastCheck(passesReportQueryFastCheck)
 export class ReportQueryDto {
-  @ApiPropertyOptional({
-    type: 'string',
-    enum: TIME_RANGES,
-    default: DEFAULT_TIME_RANGE,
-    description:
-      'The period: today (from midnight in the platform reporting timezone), 1d/7d/30d/90d (rolling UTC windows ending at the last completed reporting minute) or all. The only supported query parameter.',
-    example: DEFAULT_TIME_RANGE,
-  })
-  @IsIn(TIME_RANGES, {
-    message: ({ value }) => (value === '' ? `time_range must not be empty. ${ALLOWED}` : `Unsupported time_range ${shownValue(value)}. ${ALLOWED}`),
-  })
+  @TimeRangeParameter(
+    'The period: today (from midnight in the platform reporting timezone), 1d/7d/30d/90d (rolling UTC windows ending at the last completed reporting minute) or all. The only supported query parameter.',
+  )
   time_range: TimeRange = DEFAULT_TIME_RANGE;
 }

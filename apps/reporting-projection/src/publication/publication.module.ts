@@ -1,12 +1,15 @@
 import { Module } from '@nestjs/common';
 import { PublicationService } from './publication.service.js';
 import { RollupQueryRepository } from './rollup-query.repository.js';
+import { SeriesBuilder } from './series-builder.service.js';
+import { SeriesQueryRepository } from './series-query.repository.js';
+import { SeriesSnapshotRepository } from './series-snapshot.repository.js';
 import { SnapshotBuilder } from './snapshot-builder.service.js';
 import { SnapshotRepository } from './snapshot.repository.js';
 
-/** Publishes snapshots of the rollups: every interval, and first ones on demand. */
+/** Publishes snapshots and series of the rollups: every interval, and first ones on demand. */
 @Module({
-  providers: [RollupQueryRepository, SnapshotBuilder, SnapshotRepository, PublicationService],
-  exports: [PublicationService, SnapshotRepository],
+  providers: [RollupQueryRepository, SnapshotBuilder, SnapshotRepository, SeriesQueryRepository, SeriesBuilder, SeriesSnapshotRepository, PublicationService],
+  exports: [PublicationService, SnapshotRepository, SeriesSnapshotRepository],
 })
 export class PublicationModule {}

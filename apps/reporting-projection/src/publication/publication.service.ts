@@ -5,10 +5,14 @@ import { LOGGER } from '#libs/bootstrap';
 import { NatsClient } from '#libs/nats';
 import { counter, gauge, histogram, type Logger } from '#libs/observability';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
+import type { QueryRunner } from 'typeorm';
 import { measureProcessedThrough } from './processed-through.js';
+import { SeriesBuilder } from './series-builder.service.js';
+import { SeriesSnapshotRepository } from './series-snapshot.repository.js';
+import type { SeriesScopeRef, SeriesSnapshot } from './series-snapshot.js';
 import { SnapshotBuilder } from './snapshot-builder.service.js';
 import { SnapshotRepository } from './snapshot.repository.js';
-import type { ScopeRef } from './snapshot.js';
+import type { ScopeRef, Snapshot } from './snapshot.js';
 
 const PUBLICATION_LOCK = 'reporting:publication';
 
@@ -27,7 +31,11 @@ gauge('weave_report_age_seconds', 'now - processed_through of the last completed
 export type CycleOutcome = 'published' | 'not-leader' | 'recently-published' | 'failed';
 
 /**
- * Publishes a snapshot of every prepared scope once per interval. Every replica runs the timer;
+ * Publishes a snapshot of every prepared scope, and the series of every registered series
+ * scope, once per interval. Both are read in one REPEATABLE READ transaction (one database
+ * snapshot), so that a series' buckets sum to the report of its scope at the same
+ * processed_through while ingestion keeps committing; they are then written in one transaction.
+ * Every replica runs the timer;
  * a PostgreSQL advisory lock elects the publisher of a cycle and the time of the last completed
  * cycle keeps replicas with out-of-phase timers from publishing twice. The lock is tied to a
  * connection, so a publisher that dies releases it at once and the next replica's timer takes
@@ -38,7 +46,8 @@ export type CycleOutcome = 'published' | 'not-leader' | 'recently-published' | '
 export class PublicationService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private cycle?: Promise<CycleOutcome>;
-  private readonly preparing = new Map<string, Promise<void>>();
+  /** Per report scope: the preparation running, and at most one queued after it (for scopes registered meanwhile). */
+  private readonly preparing = new Map<string, { running: Promise<void>; queued?: Promise<void> }>();
   private stopped = false;
 
   constructor(
@@ -46,6 +55,8 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
     private readonly nats: NatsClient,
     private readonly builder: SnapshotBuilder,
     private readonly snapshots: SnapshotRepository,
+    private readonly seriesBuilder: SeriesBuilder,
+    private readonly series: SeriesSnapshotRepository,
     private readonly env: ReportingProjectionEnv,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -60,7 +71,7 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
     this.stopped = true;
     clearInterval(this.timer);
     await this.cycle;
-    await Promise.allSettled(this.preparing.values());
+    await Promise.allSettled([...this.preparing.values()].flatMap((p) => [p.running, p.queued]));
   }
 
   private async tick(): Promise<void> {
@@ -100,9 +111,11 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
           const previous: Date | null = state.processed_through;
           const processedThrough = previous && previous > measured ? previous : measured;
           const scopes = await this.snapshots.allScopes();
-          const snapshots = await this.builder.build(scopes, processedThrough, startedAt, runner.manager);
+          const seriesScopes = await this.series.allScopes();
+          const { snapshots, series } = await this.readOneSnapshot(runner, scopes, seriesScopes, processedThrough, startedAt);
           await runner.startTransaction();
           await this.snapshots.save(snapshots, runner.manager);
+          await this.series.save(series, runner.manager);
           await runner.query(
             `UPDATE reporting.publication_state SET processed_through = $1, last_started_at = $2, last_completed_at = now(), last_error = NULL WHERE id = 1`,
             [processedThrough.toISOString(), startedAt.toISOString()],
@@ -136,32 +149,78 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
   }
 
   /**
-   * Prepares the first snapshot of a newly registered scope at the last published cutoff, so
-   * the caller's retry after Retry-After finds it without waiting for the next cycle. Once
-   * shutting down (requests are still answered until the RPC server closes) it leaves the
-   * registered scope to the next cycle of any replica.
+   * Reads the report snapshots and series of these scopes in one REPEATABLE READ, READ ONLY
+   * transaction: every statement sees the same committed rollups, so each series sums to the
+   * report of its scope although ingestion commits meanwhile (late events of old
+   * recommendations move history). Written afterwards in a transaction of their own, so that a
+   * concurrent preparation never turns the read into a serialization failure.
+   */
+  private async readOneSnapshot(
+    runner: QueryRunner,
+    scopes: ScopeRef[],
+    seriesScopes: SeriesScopeRef[],
+    processedThrough: Date,
+    producedAt: Date,
+  ): Promise<{ snapshots: Snapshot[]; series: SeriesSnapshot[] }> {
+    await runner.startTransaction('REPEATABLE READ');
+    try {
+      await runner.query('SET TRANSACTION READ ONLY');
+      const snapshots = await this.builder.build(scopes, processedThrough, producedAt, runner.manager);
+      const series = await this.seriesBuilder.build(seriesScopes, processedThrough, producedAt, runner.manager);
+      await runner.commitTransaction();
+      return { snapshots, series };
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Prepares a newly registered scope at the last published cutoff, so the caller's retry after
+   * Retry-After finds it without waiting for the next cycle: the report of (platform, traffic,
+   * range) together with every series registered for it, read in one snapshot (a new series
+   * recomputes its report too, so the two agree). A request for the same report scope while one
+   * runs queues one more run after it (a series registered meanwhile), never more. Once shutting
+   * down (requests are still answered until the RPC server closes) it leaves the registered
+   * scope to the next cycle of any replica.
    */
   prepare(scope: ScopeRef): Promise<void> {
     if (this.stopped) return Promise.resolve();
     const key = `${scope.agentId}\u0000${scope.traffic}\u0000${scope.timeRange}`;
-    const inFlight = this.preparing.get(key);
-    if (inFlight) return inFlight;
-    const work = (async () => {
-      try {
-        const [state] = await this.dataSource.query(`SELECT processed_through FROM reporting.publication_state WHERE id = 1`);
-        const processedThrough: Date =
-          state?.processed_through ?? (await measureProcessedThrough(this.nats.manager, Streams.events, Durables.reportingProjection));
-        const snapshots = await this.builder.build([scope], processedThrough, new Date());
-        await this.snapshots.save(snapshots);
-        this.announce();
-      } catch (error) {
-        this.logger.warn({ err: error, scope }, 'first preparation failed; the next cycle will publish it');
-      } finally {
-        this.preparing.delete(key);
-      }
-    })();
-    this.preparing.set(key, work);
-    return work;
+    const current = this.preparing.get(key);
+    if (current) {
+      current.queued ??= current.running.then(() => this.runPreparation(key, scope));
+      return current.queued;
+    }
+    const running = this.runPreparation(key, scope);
+    this.preparing.set(key, { running });
+    return running;
+  }
+
+  private async runPreparation(key: string, scope: ScopeRef): Promise<void> {
+    // A queued run starting: it is now the one running.
+    const entry = this.preparing.get(key);
+    if (entry?.queued) this.preparing.set(key, { running: entry.queued });
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      const [state] = await runner.query(`SELECT processed_through FROM reporting.publication_state WHERE id = 1`);
+      const processedThrough: Date =
+        state?.processed_through ?? (await measureProcessedThrough(this.nats.manager, Streams.events, Durables.reportingProjection));
+      const seriesScopes = await this.series.scopesOf(scope, runner.manager);
+      const { snapshots, series } = await this.readOneSnapshot(runner, [scope], seriesScopes, processedThrough, new Date());
+      await runner.startTransaction();
+      await this.snapshots.save(snapshots, runner.manager);
+      await this.series.save(series, runner.manager);
+      await runner.commitTransaction();
+      this.announce();
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      this.logger.warn({ err: error, scope }, 'first preparation failed; the next cycle will publish it');
+    } finally {
+      await runner.release().catch(() => undefined);
+      const now = this.preparing.get(key);
+      if (now && !now.queued) this.preparing.delete(key);
+    }
   }
 
   /** Tells every replica to drop cached snapshots. */

@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { earningsCoverage, platformWatermark } from '../rules/coverage.js';
 import { reportPeriod, type Period } from '../rules/periods.js';
+import { DEFAULT_TIMEZONE, reportingTimezones } from './reporting-timezones.js';
 import { RollupQueryRepository, scopeKey } from './rollup-query.repository.js';
 import type { ScopeRef, Snapshot } from './snapshot.js';
 
-const DEFAULT_TIMEZONE = 'UTC';
 
 /**
  * Computes the snapshots of many scopes at one processing cutoff with a handful of set-based
@@ -22,7 +22,7 @@ export class SnapshotBuilder {
   async build(scopes: ScopeRef[], processedThrough: Date, producedAt: Date, manager: EntityManager = this.dataSource.manager): Promise<Snapshot[]> {
     if (scopes.length === 0) return [];
     const agentIds = [...new Set(scopes.map((s) => s.agentId))];
-    const timezones = await this.timezones(agentIds, manager);
+    const timezones = await reportingTimezones(manager, agentIds);
     const watermarks = await this.watermarks(manager);
 
     // Every period of the cycle is summed in one pass over the rollups: the rolling windows
@@ -69,14 +69,6 @@ export class SnapshotBuilder {
       };
     });
     return snapshots;
-  }
-
-  private async timezones(agentIds: string[], manager: EntityManager): Promise<Map<string, string>> {
-    const rows: { agent_id: string; timezone: string }[] = await manager.query(
-      `SELECT agent_id, timezone FROM reporting.platform_timezone WHERE agent_id = ANY($1::text[])`,
-      [agentIds],
-    );
-    return new Map(rows.map((r) => [r.agent_id, r.timezone]));
   }
 
   /** Keyed by scopeKey(agent or '' for the global watermark, traffic). */

@@ -1,15 +1,26 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { ReportRequestDto, RpcSubjects, type ReportReply } from '#libs/contracts';
+import { ReportRequestDto, RpcSubjects, SeriesRequestDto, type PreparingReport, type ReportReply } from '#libs/contracts';
+import type { RawJson } from '#libs/nats';
 import { ReportService } from './report.service.js';
+import { SeriesService } from './series.service.js';
 
-/** `reporting.v1.report.get`, answered in the reporting queue group. */
+/** `reporting.v1.report.get` and `reporting.v1.series.get`, answered in the reporting queue group. */
 @Controller()
 export class ReportController {
-  constructor(private readonly reports: ReportService) {}
+  constructor(
+    private readonly reports: ReportService,
+    private readonly series: SeriesService,
+  ) {}
 
   @MessagePattern(RpcSubjects.reportGet)
   report(@Payload() request: ReportRequestDto): Promise<ReportReply> {
     return this.reports.report(request);
+  }
+
+  /** A ready series as its serialized JSON (RawJson), a new one as the PreparingReport of DESIGN §5. */
+  @MessagePattern(RpcSubjects.seriesGet)
+  seriesOf(@Payload() request: SeriesRequestDto): Promise<RawJson | PreparingReport> {
+    return this.series.series(request);
   }
 }

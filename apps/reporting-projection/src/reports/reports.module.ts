@@ -2,11 +2,12 @@ import { Module } from '@nestjs/common';
 import { PublicationModule } from '../publication/publication.module.js';
 import { ReportController } from './report.controller.js';
 import { ReportService } from './report.service.js';
+import { SeriesService } from './series.service.js';
 
-/** Answers report requests from the published snapshots. */
+/** Answers report and series requests from the published snapshots. */
 @Module({
   imports: [PublicationModule],
   controllers: [ReportController],
-  providers: [ReportService],
+  providers: [ReportService, SeriesService],
 })
 export class ReportsModule {}
