@@ -81,6 +81,25 @@ describe('GET /docs/openapi.json', () => {
     expect(open.sort()).toEqual(['GET /track/click', 'GET /track/exposure']);
   });
 
+  it.each([
+    ['get', '/agent/keys', ['200', '401', '403', '422', '429', '503'], 'id_token'],
+    ['post', '/agent/keys', ['201', '400', '401', '403', '409', '413', '415', '422', '429', '503'], 'id_token'],
+    ['delete', '/agent/keys/{key_id}', ['204', '401', '403', '404', '422', '429', '503'], 'id_token'],
+    ['get', '/agent/reporting/series', ['200', '202', '401', '403', '422', '429', '503'], 'platform_api_key'],
+    ['get', '/agent/dashboard/reporting', ['200', '202', '401', '403', '422', '429', '503'], 'id_token'],
+    ['get', '/agent/dashboard/reporting/series', ['200', '202', '401', '403', '422', '429', '503'], 'id_token'],
+  ])('documents the owner API: %s %s with every status, each error with examples', (method, path, statuses, security) => {
+    const operation = document.paths[path]?.[method] as { responses: Record<string, { content?: Record<string, { examples?: object; example?: unknown }> }>; security?: unknown[] };
+    expect(Object.keys(operation.responses).sort()).toEqual(statuses);
+    expect(operation.security).toEqual([{ [security]: [] }]);
+    for (const [status, response] of Object.entries(operation.responses)) {
+      const content = response.content ?? {};
+      if (Number(status) >= 400) expect({ status, examples: Object.keys(content['application/problem+json']?.examples ?? {}).length > 0 }).toEqual({ status, examples: true });
+      else if (status !== '204') expect({ status, example: Object.values(content).every((c) => c.example !== undefined || c.examples !== undefined) }).toEqual({ status, example: true });
+    }
+    if (path.endsWith('/series')) expect(Object.keys(operation.responses['200'].content!).sort()).toEqual(['application/json', 'text/csv']);
+  });
+
   it('leaves out health, metrics and the documentation itself', () => {
     expect(Object.keys(document.paths).sort()).toEqual([
       '/agent-payouts/me/balance',
@@ -89,8 +108,13 @@ describe('GET /docs/openapi.json', () => {
       '/agent-payouts/me/readiness',
       '/agent-payouts/me/statements',
       '/agent-payouts/me/statements/{statement_id}',
+      '/agent/dashboard/reporting',
+      '/agent/dashboard/reporting/series',
+      '/agent/keys',
+      '/agent/keys/{key_id}',
       '/agent/recommend',
       '/agent/reporting',
+      '/agent/reporting/series',
       '/agent/update-onboarding',
       '/track/click',
       '/track/exposure',

@@ -270,9 +270,13 @@ describe('bad input', () => {
     expect((await call(a, 'DELETE', `/agent/keys/${created.key_id}`, tokens.a)).status).toBe(204);
   });
 
-  it('answers 415 to a body that is not JSON, 413 to one over the limit, 422 to a query parameter', async () => {
+  it('answers 415 to a body that is not JSON, 413 to one over the limit, 400 to malformed JSON, 422 to a query parameter', async () => {
     await problem(await call(a, 'POST', '/agent/keys', tokens.a, 'mode=live&name=x', 'application/x-www-form-urlencoded'), 415, /unsupported-media-type$/);
-    await problem(await call(a, 'POST', '/agent/keys', tokens.a, { mode: 'live', name: 'x'.repeat(70_000) }), 413, /payload-too-large$/);
+    // The details the OpenAPI examples show.
+    expect((await problem(await call(a, 'POST', '/agent/keys', tokens.a, { mode: 'live', name: 'x'.repeat(70_000) }), 413, /payload-too-large$/)).detail).toBe('Request body is too large');
+    expect((await problem(await call(a, 'POST', '/agent/keys', tokens.a, '{"mode": "live", "name": '), 400, /bad-request$/)).detail).toBe(
+      "Body is not valid JSON but content-type is set to 'application/json'",
+    );
     await problem(await call(a, 'GET', '/agent/keys?agent_id=agent_keys_b', tokens.a), 422, /invalid-query$/);
     await problem(await call(a, 'DELETE', '/agent/keys/key_00000000000000000000?force=1', tokens.a), 422, /invalid-query$/);
     const { rows } = await sql.query(`SELECT count(*)::int AS n FROM identity.api_key WHERE name = 'x'`);

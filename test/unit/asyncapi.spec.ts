@@ -28,6 +28,8 @@ import {
   type PreparingReport,
   type RecommendResult,
   type Report,
+  type ReportSeries,
+  type SeriesBucket,
   type TimezoneSetResult,
   type TimezoneSetting,
 } from '#libs/contracts';
@@ -75,6 +77,7 @@ const CODE_SUBJECTS: Record<string, string | null> = {
   [BroadcastSubjects.reportsPublished]: null,
   [BroadcastSubjects.payoutsChanged]: 'PayoutsChangedMessage',
   [RpcSubjects.reportGet]: 'ReportRequestDto',
+  [RpcSubjects.seriesGet]: 'SeriesRequestDto',
   [RpcSubjects.timezoneGet]: 'TimezoneGetRequestDto',
   [RpcSubjects.timezoneSet]: 'TimezoneSetRequestDto',
   [RpcSubjects.payoutsBalanceGet]: 'PayoutsAgentRequestDto',
@@ -276,6 +279,11 @@ describe('docs/asyncapi.yaml', () => {
       earnings_excluded_recommendations: 0, pending_earnings_recommendations: 0, accounting_review_required: 0, earnings_adapter_version: 'accounting-v1',
     } satisfies Required<Report>,
     PreparingReport: { status: 'preparing', agent_id: 'a', time_range: '30d', is_test: false, report_schema_version: 1 } satisfies Required<PreparingReport>,
+    ReportSeries: {
+      agent_id: 'a', time_range: '7d', granularity: 'day', timezone: 'UTC', is_test: false, start_at: 't', end_at: 't', processed_through: 't',
+      status: 'ready', currency: 'USD', buckets: [],
+    } satisfies Required<ReportSeries>,
+    SeriesBucket: { start_at: 't', end_at: 't', exposures: 0, clicks: 0, engagements: 0, conversions: 0, earnings_micros: 0 } satisfies Required<SeriesBucket>,
     TimezoneSetting: { agent_id: 'a', reporting_timezone: 'UTC', updated_at: null } satisfies Required<TimezoneSetting>,
     TimezoneSetResult: { agent_id: 'a', reporting_timezone: 'UTC', updated_at: 't', changed: true } satisfies Required<TimezoneSetResult>,
     PayoutBalance: balance,
