@@ -21,6 +21,8 @@ interface AutocannonOptions {
   connections: number;
   duration: number;
   headers?: Record<string, string>;
+  /** The sequence every connection loops over (e.g. one request per platform key). */
+  requests?: { path?: string; headers?: Record<string, string> }[];
   timeout?: number;
 }
 type Autocannon = (options: AutocannonOptions) => Promise<AutocannonResult>;
@@ -40,9 +42,12 @@ export interface LoadFigures {
   timeouts: number;
 }
 
-/** One autocannon run (autocannon runs in this process, on the main thread). */
-export async function load(url: string, options: { connections: number; seconds: number; headers?: Record<string, string> }): Promise<LoadFigures> {
-  const result = await autocannon({ url, connections: options.connections, duration: options.seconds, headers: options.headers, timeout: 10 });
+/** One autocannon run (autocannon runs in this process, on the main thread); `requests`: a sequence each connection loops over. */
+export async function load(
+  url: string,
+  options: { connections: number; seconds: number; headers?: Record<string, string>; requests?: AutocannonOptions['requests'] },
+): Promise<LoadFigures> {
+  const result = await autocannon({ url, connections: options.connections, duration: options.seconds, headers: options.headers, requests: options.requests, timeout: 10 });
   return {
     rps: result.requests.average,
     p50: result.latency.p50,

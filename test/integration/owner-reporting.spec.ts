@@ -181,6 +181,34 @@ describe('GET /agent/reporting/series (API key)', () => {
     }
   });
 
+  it('follows every publication: a late event of an old recommendation moves the series with its report (the gateway keeps no older series)', async () => {
+    const path = '/agent/reporting/series?time_range=7d&granularity=day';
+    const before = await atSameCutoff('/agent/reporting?time_range=7d', path, keys.live);
+    // A click for a live recommendation of two days ago, and a new recommendation shown an hour ago.
+    const old = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    const recent = new Date(Date.now() - 3_600_000).toISOString();
+    await producer.publish({
+      subject: 'events.recommendation.clicked',
+      id: 'evt_late_click',
+      payload: { event_id: 'evt_late_click', recommendation_id: 'rec_late', agent_id: AGENT, traffic: 'live', recommendation_created_at: old, occurred_at: new Date().toISOString(), billable: false },
+    });
+    await producer.publish({
+      subject: 'events.recommendation.shown',
+      id: 'evt_late_shown',
+      payload: { event_id: 'evt_late_shown', recommendation_id: 'rec_late_2', agent_id: AGENT, traffic: 'live', recommendation_created_at: recent, occurred_at: recent, billable: false },
+    });
+    published.live += 2;
+    const after = await waitFor(
+      async () => {
+        const pair = await atSameCutoff('/agent/reporting?time_range=7d', path, keys.live);
+        return pair.report.exposures === before.report.exposures + 2 ? pair : undefined;
+      },
+      { timeoutMs: 20000, intervalMs: 100, what: 'the report and series with the late events' },
+    );
+    expect(sums(after.series)).toEqual(figures(after.report));
+    expect(after.report.clicks).toBe(before.report.clicks + 1);
+  });
+
   it('defaults granularity to hour for today and 1d and to day otherwise, and time_range to 30d', async () => {
     expect((await json<ReportSeries>('/agent/reporting/series?time_range=today', keys.live)).granularity).toBe('hour');
     expect((await json<ReportSeries>('/agent/reporting/series?time_range=1d', keys.live)).granularity).toBe('hour');

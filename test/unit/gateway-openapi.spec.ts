@@ -12,6 +12,7 @@ import { API_KEY_SECURITY, buildOpenApiDocument } from '../../apps/gateway/src/d
 import { DOWNSTREAM } from '../../apps/gateway/src/http/downstream-services.js';
 import { ReportingController } from '../../apps/gateway/src/reporting/reporting.controller.js';
 import { ReportingService } from '../../apps/gateway/src/reporting/reporting.service.js';
+import { SeriesReplyCache } from '../../apps/gateway/src/reporting/series-reply-cache.js';
 import { PREPARING_EXAMPLE, REPORT_EXAMPLE } from '../../apps/gateway/src/reporting/reporting.dto.js';
 
 /**
@@ -50,6 +51,7 @@ interface Schema {
   providers: [
     { provide: DOWNSTREAM.reporting.client, useValue: {} },
     ReportingService,
+    { provide: SeriesReplyCache, useValue: {} },
     { provide: LOGGER, useValue: {} },
     { provide: IdentityCacheService, useValue: {} },
     { provide: RateLimitService, useValue: {} },

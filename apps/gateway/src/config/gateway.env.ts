@@ -136,6 +136,13 @@ export class GatewayEnv extends ServerEnv {
   PAYOUTS_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
   /**
+   * Bytes of series replies the gateway keeps (each at most a second, dropped at every
+   * publication), least recently used out first; 0: no cache (docs/decisions.md).
+   */
+  @IsInt() @Min(0) @Max(4 * 1024 * 1024 * 1024)
+  SERIES_CACHE_MAX_BYTES = 32 * 1024 * 1024;
+
+  /**
    * HMAC secret of tracking URLs. No default in code: unset, the gateway uses a secret it
    * generated at its first start and keeps in the identity schema (shared by the replicas, a
    * warning at every start); set it in production (tracking-secrets.provider.ts).

@@ -7,6 +7,7 @@ import { RawJson, withRequestId } from '#libs/nats';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import type { SeriesFormat } from './series-query.dto.js';
 import { seriesCsv, seriesCsvFilename } from './series-csv.js';
+import { SeriesReplyCache } from './series-reply-cache.js';
 
 /** Seconds a client waits while the first report of a scope is prepared (SPEC Limits). */
 export const PREPARING_RETRY_AFTER_SECONDS = 60;
@@ -35,7 +36,10 @@ export interface ReportingScope {
  */
 @Injectable()
 export class ReportingService {
-  constructor(@Inject(DOWNSTREAM.reporting.client) private readonly reporting: ClientProxy) {}
+  constructor(
+    @Inject(DOWNSTREAM.reporting.client) private readonly reporting: ClientProxy,
+    private readonly seriesCache: SeriesReplyCache,
+  ) {}
 
   /** The Report (200) or PreparingReport (202 + Retry-After) as JSON bytes. */
   async report(scope: ReportingScope, requestId: string, reply: FastifyReply): Promise<Buffer> {
@@ -45,7 +49,7 @@ export class ReportingService {
     return report;
   }
 
-  /** The series (200, JSON bytes or CSV) or PreparingReport (202 + Retry-After). */
+  /** The series (200, JSON bytes or CSV) or PreparingReport (202 + Retry-After); ready series through the gateway's cache (SeriesReplyCache). */
   async series(scope: ReportingScope & { granularity?: SeriesGranularity }, format: SeriesFormat, requestId: string, reply: FastifyReply): Promise<Buffer | string> {
     const payload: SeriesRequestDto = {
       agent_id: scope.agent_id,
@@ -53,7 +57,7 @@ export class ReportingService {
       time_range: scope.time_range,
       granularity: scope.granularity ?? defaultGranularity(scope.time_range),
     };
-    const series = await this.ask(RpcSubjects.seriesGet, payload, requestId);
+    const series = await this.seriesCache.fetch(payload, () => this.ask(RpcSubjects.seriesGet, payload, requestId), (body) => !body.includes(PREPARING));
     const preparing = this.privateJson(reply, series);
     if (format === 'json' || preparing) return series;
     const parsed = new RawJson(series).parse<ReportSeries>();

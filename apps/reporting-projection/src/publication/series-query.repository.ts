@@ -29,7 +29,8 @@ const NONZERO = SERIES_FIGURES.map((name) => `r.${name} <> 0`).join(' OR ');
  * Asia/Kathmandu, whose local days never cover a whole UTC day, reads 23 hour rows and 60
  * minute rows a day rather than 1,440 minutes. The ranges of every bucket, and the scopes that
  * share these buckets, go to PostgreSQL as arrays: one statement per rollup table, each range an
- * index range scan of the table's primary key.
+ * index range scan of the table's primary key (a range may come back as several rows of one
+ * bucket: the minutes at both ends of a day are two ranges).
  */
 // Raw SQL (publication hot path): ranges × scopes joined to the rollup tables through unnest arrays.
 @Injectable()
@@ -77,12 +78,18 @@ export class SeriesQueryRepository {
     const traffics = scopes.map((s) => s.traffic);
     return GRAINS.filter((grain) => ranges[grain].index.length > 0).map((grain) => ({
       grain,
+      // One aggregate per (scope, range) in a LATERAL subquery: PostgreSQL cannot flatten it into a join, so every range is an
+      // index range scan of the primary key (agent_id, traffic, bucket) reading exactly its rows, whatever the planner
+      // estimates for the unnest arrays (as a join it scanned every row of the platform and filtered).
       sql: `WITH s AS (SELECT * FROM unnest($1::text[], $2::text[]) AS s(agent_id, traffic)),
                  b AS (SELECT * FROM unnest($3::int[], $4::timestamptz[], $5::timestamptz[]) AS b(bucket_index, lo, hi))
-            SELECT s.agent_id, s.traffic, b.bucket_index, ${SERIES_FIGURES.map((name) => `sum(r.${name})::bigint AS ${name}`).join(', ')}, count(*) AS rows_read
+            SELECT s.agent_id, s.traffic, b.bucket_index, x.*
               FROM s CROSS JOIN b
-              JOIN reporting.rollup_${grain} r ON r.agent_id = s.agent_id AND r.traffic = s.traffic AND r.bucket >= b.lo AND r.bucket < b.hi
-             GROUP BY s.agent_id, s.traffic, b.bucket_index`,
+             CROSS JOIN LATERAL (
+               SELECT ${SERIES_FIGURES.map((name) => `sum(r.${name})::bigint AS ${name}`).join(', ')}, count(*) AS rows_read
+                 FROM reporting.rollup_${grain} r
+                WHERE r.agent_id = s.agent_id AND r.traffic = s.traffic AND r.bucket >= b.lo AND r.bucket < b.hi) x
+             WHERE x.rows_read > 0`,
       parameters: [agents, traffics, ranges[grain].index, ranges[grain].from, ranges[grain].to],
     }));
   }
