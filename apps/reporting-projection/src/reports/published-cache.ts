@@ -1,27 +1,19 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import type { Subscription } from '@nats-io/transport-node';
 import { BroadcastSubjects } from '#libs/contracts';
+import { NatsClient } from '#libs/nats';
 
 /**
- * Published snapshots (reports, series) kept in memory until the next publication is announced
- * on `reporting.v1.published` (any replica may publish), so that a request is a map lookup, not
- * a query. A read that raced with an announcement is answered but not kept.
+ * Published snapshots (reports, series) kept in memory until the next publication is announced,
+ * so that a request is a map lookup, not a query. A read that raced with an announcement is
+ * answered but not kept.
  */
 export class PublishedCache<T> {
   private readonly entries = new Map<string, T>();
   /** Bumped by every publication, so a read that raced with it does not cache an old snapshot. */
   private generation = 0;
-  private subscription?: Subscription;
 
   constructor(private readonly maxEntries: number) {}
-
-  /** Drops everything whenever a publication is announced. */
-  follow(connection: NatsConnection): void {
-    this.subscription = connection.subscribe(BroadcastSubjects.reportsPublished, { callback: () => this.forget() });
-  }
-
-  stop(): void {
-    this.subscription?.unsubscribe();
-  }
 
   async get(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
     const cached = this.entries.get(key);
@@ -32,7 +24,7 @@ export class PublishedCache<T> {
     return loaded;
   }
 
-  private forget(): void {
+  forget(): void {
     this.generation += 1;
     this.entries.clear();
   }
@@ -42,5 +34,28 @@ export class PublishedCache<T> {
     // Evict the oldest entry (Map keeps insertion order).
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, value);
+  }
+}
+
+/** The caches of published snapshots, all dropped whenever a publication is announced on `reporting.v1.published` (any replica may publish). */
+@Injectable()
+export class PublishedCaches implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly caches: PublishedCache<unknown>[] = [];
+  private subscription?: Subscription;
+
+  constructor(private readonly nats: NatsClient) {}
+
+  create<T>(maxEntries: number): PublishedCache<T> {
+    const cache = new PublishedCache<T>(maxEntries);
+    this.caches.push(cache as PublishedCache<unknown>);
+    return cache;
+  }
+
+  onApplicationBootstrap(): void {
+    this.subscription = this.nats.connection.subscribe(BroadcastSubjects.reportsPublished, { callback: () => this.caches.forEach((cache) => cache.forget()) });
+  }
+
+  beforeApplicationShutdown(): void {
+    this.subscription?.unsubscribe();
   }
 }

@@ -1,33 +1,24 @@
-import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { ReportReply, ReportRequestDto } from '#libs/contracts';
-import { NatsClient } from '#libs/nats';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
 import { PublicationService } from '../publication/publication.service.js';
 import { SnapshotRepository } from '../publication/snapshot.repository.js';
 import type { ScopeRef, Snapshot } from '../publication/snapshot.js';
-import { PublishedCache } from './published-cache.js';
+import { PublishedCaches, type PublishedCache } from './published-cache.js';
 import { presentPreparing, presentReport } from './report.presenter.js';
 
 /** Reports from published snapshots, cached in memory until the next publication (PublishedCache). */
 @Injectable()
-export class ReportService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class ReportService {
   private readonly cache: PublishedCache<Snapshot>;
 
   constructor(
-    private readonly nats: NatsClient,
     private readonly snapshots: SnapshotRepository,
     private readonly publication: PublicationService,
     private readonly env: ReportingProjectionEnv,
+    caches: PublishedCaches,
   ) {
-    this.cache = new PublishedCache(env.REPORT_CACHE_ENTRIES);
-  }
-
-  onApplicationBootstrap(): void {
-    this.cache.follow(this.nats.connection);
-  }
-
-  beforeApplicationShutdown(): void {
-    this.cache.stop();
+    this.cache = caches.create(env.REPORT_CACHE_ENTRIES);
   }
 
   async report(request: ReportRequestDto): Promise<ReportReply> {

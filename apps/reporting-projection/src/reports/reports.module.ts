@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { PublicationModule } from '../publication/publication.module.js';
+import { PublishedCaches } from './published-cache.js';
 import { ReportController } from './report.controller.js';
 import { ReportService } from './report.service.js';
 import { SeriesService } from './series.service.js';
@@ -8,6 +9,6 @@ import { SeriesService } from './series.service.js';
 @Module({
   imports: [PublicationModule],
   controllers: [ReportController],
-  providers: [ReportService, SeriesService],
+  providers: [PublishedCaches, ReportService, SeriesService],
 })
 export class ReportsModule {}

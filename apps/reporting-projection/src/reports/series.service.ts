@@ -1,12 +1,12 @@
-import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { PreparingReport, ReportSeries, SeriesRequestDto } from '#libs/contracts';
-import { NatsClient, RawJson } from '#libs/nats';
+import { RawJson } from '#libs/nats';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
 import { PublicationService } from '../publication/publication.service.js';
 import { SeriesSnapshotRepository } from '../publication/series-snapshot.repository.js';
 import { seriesScopeKey, type SeriesScopeRef, type SeriesSnapshot } from '../publication/series-snapshot.js';
 import { reportStatus } from '../rules/coverage.js';
-import { PublishedCache } from './published-cache.js';
+import { PublishedCaches, type PublishedCache } from './published-cache.js';
 import { presentPreparing } from './report.presenter.js';
 import { presentSeries } from './series.presenter.js';
 
@@ -22,24 +22,16 @@ interface CachedSeries {
  * prepared at once at the last published cutoff (the 202 of DESIGN §5 meanwhile).
  */
 @Injectable()
-export class SeriesService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class SeriesService {
   private readonly cache: PublishedCache<CachedSeries>;
 
   constructor(
-    private readonly nats: NatsClient,
     private readonly snapshots: SeriesSnapshotRepository,
     private readonly publication: PublicationService,
     private readonly env: ReportingProjectionEnv,
+    caches: PublishedCaches,
   ) {
-    this.cache = new PublishedCache(env.REPORT_CACHE_ENTRIES);
-  }
-
-  onApplicationBootstrap(): void {
-    this.cache.follow(this.nats.connection);
-  }
-
-  beforeApplicationShutdown(): void {
-    this.cache.stop();
+    this.cache = caches.create(env.REPORT_CACHE_ENTRIES);
   }
 
   async series(request: SeriesRequestDto): Promise<RawJson | PreparingReport> {
