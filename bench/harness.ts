@@ -15,6 +15,7 @@ interface AutocannonResult {
   timeouts: number;
   duration: number;
   '2xx': number;
+  statusCodeStats?: Record<string, { count: number }>;
 }
 interface AutocannonOptions {
   url: string;
@@ -38,6 +39,8 @@ export interface LoadFigures {
   total: number;
   ok: number;
   non2xx: number;
+  /** Answers that were not 2xx, by status (when the run knows them). */
+  statuses?: Record<string, number>;
   errors: number;
   timeouts: number;
 }
@@ -58,6 +61,7 @@ export async function load(
     total: result.requests.total,
     ok: result['2xx'],
     non2xx: result.non2xx,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !status.startsWith('2')).map(([status, { count }]) => [status, count])),
     errors: result.errors,
     timeouts: result.timeouts,
   };
@@ -66,7 +70,8 @@ export async function load(
 export function describeLoad(f: LoadFigures): string {
   return (
     `${fmt(f.rps)} req/s (average); latency p50 ${f.p50} ms, p90 ${f.p90} ms, p99 ${f.p99} ms, max ${f.max} ms; ` +
-    `${fmt(f.total)} requests, non-2xx ${fmt(f.non2xx)}, errors ${fmt(f.errors)}, timeouts ${fmt(f.timeouts)}`
+    `${fmt(f.total)} requests, non-2xx ${fmt(f.non2xx)}${f.non2xx > 0 && f.statuses ? ` (${Object.entries(f.statuses).map(([status, count]) => `${status}: ${fmt(count)}`).join(', ')})` : ''}, ` +
+    `errors ${fmt(f.errors)}, timeouts ${fmt(f.timeouts)}`
   );
 }
 
