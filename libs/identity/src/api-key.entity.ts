@@ -40,7 +40,7 @@ export class ApiKeyEntity {
   @Column({ type: 'text', nullable: true })
   name: string | null;
 
-  /** The last four characters of the secret; null for a key made before migration 1764633600000 until its next use. */
+  /** The last four characters of the secret; null for a key made before migration 1795740000000 until its next use. */
   @Column({ type: 'text', nullable: true })
   last4: string | null;
 

@@ -4,7 +4,7 @@ import { ApiKeyEntity } from './api-key.entity.js';
 import { GeneratedSecretEntity } from './generated-secret.entity.js';
 import { IdentityInitial1764201600000 } from './migrations/1764201600000-identity-initial.js';
 import { IdentityGeneratedSecret1795686268941 } from './migrations/1795686268941-identity-generated-secret.js';
-import { IdentityOwnerKeys1764633600000 } from './migrations/1764633600000-identity-owner-keys.js';
+import { IdentityOwnerKeys1795740000000 } from './migrations/1795740000000-identity-owner-keys.js';
 import { IDENTITY_SCHEMA, PlatformEntity } from './platform.entity.js';
 
 export { IDENTITY_SCHEMA };
@@ -15,7 +15,7 @@ export function createIdentityDataSource(url: string, poolSize: number, applicat
     url,
     schema: IDENTITY_SCHEMA,
     entities: [PlatformEntity, ApiKeyEntity, GeneratedSecretEntity, ApiKeyAuditEntity],
-    migrations: [IdentityInitial1764201600000, IdentityGeneratedSecret1795686268941, IdentityOwnerKeys1764633600000],
+    migrations: [IdentityInitial1764201600000, IdentityGeneratedSecret1795686268941, IdentityOwnerKeys1795740000000],
     poolSize,
     applicationName,
   });

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * snapshot as the report snapshots, so that the buckets sum to the report of the same scope.
  * The buckets are kept as served (a JSON array of {start_at, end_at, five figures}).
  */
-export class ReportingSeries1764633600001 implements MigrationInterface {
-  name = 'ReportingSeries1764633600001';
+export class ReportingSeries1795740000001 implements MigrationInterface {
+  name = 'ReportingSeries1795740000001';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * their next use), when it was last used (batched by the gateway), and the audit trail of key
  * creations and revocations (who: an owner's ID-token `sub`, or ops).
  */
-export class IdentityOwnerKeys1764633600000 implements MigrationInterface {
-  name = 'IdentityOwnerKeys1764633600000';
+export class IdentityOwnerKeys1795740000000 implements MigrationInterface {
+  name = 'IdentityOwnerKeys1795740000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`ALTER TABLE identity.api_key ADD COLUMN name text`);
