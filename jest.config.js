@@ -19,6 +19,8 @@ const common = {
   moduleNameMapper: {
     '^#libs/([^/]+)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
+    // An ES-module-only dependency of @fastify/static that Jest cannot require (see the file).
+    '^content-disposition$': '<rootDir>/test/support/content-disposition.cjs',
   },
   testEnvironment: 'node',
 };

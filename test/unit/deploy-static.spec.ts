@@ -190,6 +190,18 @@ describe('deploy/Dockerfile (hadolint-style rules)', () => {
     expect(sources.filter((s) => s?.startsWith('/app/dist/apps/'))).toEqual(['/app/dist/apps/${SERVICE}']);
   });
 
+  it('puts the dashboard that npm run build builds into the runtime image, where the gateway looks for it', () => {
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.build).toMatch(/&& npm run -s build:dashboard$/);
+    expect(scripts['build:dashboard']).toMatch(/^vite build --config apps\/dashboard\/vite\.config\.ts\b/);
+    expect(read('apps/dashboard/vite.config.ts')).toMatch(/outDir: resolve\(repository, 'dist\/dashboard'\)/);
+    const copies = inRuntime('COPY').map((c) => splitFlags(c.args));
+    expect(copies).toContainEqual({ flags: { chown: 'root:root', from: 'build' }, rest: '/app/dist/dashboard ./dist/dashboard' });
+    // The gateway's default DASHBOARD_DIR, relative to WORKDIR /app.
+    expect(new GatewayEnv().DASHBOARD_DIR).toBe('dist/dashboard');
+    expect(runtime.instructions.find((i) => i.keyword === 'WORKDIR')?.args).toBe('/app');
+  });
+
   it('runs as a non-root user in the runtime stage, set before the entrypoint (DL3002)', () => {
     const users = inRuntime('USER');
     expect(users.length).toBeGreaterThan(0);

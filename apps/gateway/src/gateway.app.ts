@@ -6,6 +6,7 @@ import { GatewayEnv } from './config/gateway.env.js';
 import { buildOpenApiDocument } from './docs/api-docs.js';
 import { OpenApiDocument } from './docs/openapi-document.js';
 import { GatewayModule } from './gateway.module.js';
+import { installApiSecurityHeaders } from './http/api-security-headers.js';
 import { HttpValidationPipe } from './http/http-validation.pipe.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 import { problemForStatus } from './http/problem.js';
@@ -22,6 +23,7 @@ export async function createGatewayApp(env: GatewayEnv, logger: Logger): Promise
     // Fastify's own answers (malformed URL or HTTP message, shutting down) use the gateway's problem types.
     problem: problemForStatus,
   });
+  installApiSecurityHeaders(app.getHttpAdapter().getInstance());
   app.useGlobalPipes(new HttpValidationPipe());
   // The filter registered last is asked first: failed request/replies, then every other error.
   const problems = new ProblemDetailsFilter(logger);

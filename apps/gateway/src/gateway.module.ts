@@ -4,6 +4,7 @@ import { createIdentityDataSource } from '#libs/identity';
 import type { Logger } from '#libs/observability';
 import { AuthModule } from './auth/auth.module.js';
 import { GatewayEnv } from './config/gateway.env.js';
+import { DashboardAppModule } from './dashboard-app/dashboard-app.module.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
 import { DocsModule } from './docs/docs.module.js';
 import { KeysModule } from './keys/keys.module.js';
@@ -38,6 +39,7 @@ export class GatewayModule {
         TrackingModule,
         KeysModule,
         DashboardModule,
+        DashboardAppModule,
         DocsModule,
       ],
     };

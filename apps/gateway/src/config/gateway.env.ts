@@ -96,6 +96,14 @@ export class GatewayEnv extends ServerEnv {
   @IsOptional() @IsString()
   OIDC_JWKS_URL?: string;
 
+  /**
+   * The dashboard's OAuth client at the identity provider (DESIGN §7): with OIDC_ISSUER, what
+   * GET /dashboard/config.json tells the app to sign in as. Unset: the dashboard says that
+   * sign-in is not configured.
+   */
+  @IsOptional() @IsString() @MinLength(1)
+  OIDC_CLIENT_ID?: string;
+
   /** Claim holding the account role; payouts need the value `agent`. */
   @IsString() @MinLength(1)
   OIDC_ROLE_CLAIM = 'role';
@@ -189,6 +197,23 @@ export class GatewayEnv extends ServerEnv {
    */
   @IsOptional() @IsCidrList()
   TRUSTED_PROXIES?: string;
+
+  /**
+   * The built dashboard (`npm run build`: index.html and assets/), served at /dashboard/;
+   * relative to the working directory. Missing: the gateway starts anyway and /dashboard/
+   * answers a 404 problem saying so.
+   */
+  @IsString() @MinLength(1)
+  DASHBOARD_DIR = 'dist/dashboard';
+
+  /**
+   * More origins the dashboard may call besides its own and OIDC_ISSUER's (its CSP
+   * `connect-src`), comma separated: an identity provider whose token or revocation endpoint
+   * lives on another origin than its issuer.
+   */
+  @IsOptional()
+  @Matches(/^\s*https?:\/\/[^\s/,]+\s*(,\s*https?:\/\/[^\s/,]+\s*)*$/, { message: 'DASHBOARD_CONNECT_SRC must be http(s) origins (scheme://host[:port]), comma separated' })
+  DASHBOARD_CONNECT_SRC?: string;
 
   /**
    * Public address of the gateway, the base of `exposure_url` and `click_url` (e.g.
