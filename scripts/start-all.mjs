@@ -9,9 +9,15 @@
 //    privately on that address with its data under .data/ (LAUNCHER_DATA_DIR), kept across
 //    runs. One that is neither → one line each (URL, why, how to get it), exit 1, nothing
 //    started.
+//    With no OIDC settings (none of OIDC_ISSUER, OIDC_AUDIENCE, OIDC_JWKS_URL, OIDC_CLIENT_ID)
+//    and the gateway among the services, it then runs the development identity provider
+//    (apps/dev-identity-provider, oidc-provider) in this process on 127.0.0.1, creates the demo
+//    platform with its owner if missing, and gives the services the provider's OIDC_* settings
+//    (DESIGN §2). With any OIDC setting given it never starts. It is not in any container image.
 // 3. Starts every service as its own child process with the same environment, passing their
 //    output through untouched (JSON lines with a `service` field), and prints one ready line
-//    with the URLs once every service answers GET /health/ready with 200.
+//    with the URLs once every service answers GET /health/ready with 200 (and, with the
+//    development identity provider, a line with the sign-in URL and the demo credentials).
 // 4. Stops everything together: SIGTERM / SIGINT / SIGHUP are forwarded once to every service;
 //    when all have exited, the private servers are stopped gracefully (JetStream and
 //    PostgreSQL flush their data). Exit 0 when each service ended cleanly, 1 otherwise. A second
@@ -65,16 +71,26 @@ if (missing.length > 0 || !existsSync(join(root, 'dist', 'libs', 'servers'))) {
 const { ConfigError, ServerEnv, loadEnv } = await import('#libs/config');
 const { describeServerOutcome, privateNatsSettings, provideLocalServers } = await import('#libs/servers');
 
+/** Any of these set: the identity provider is the operator's, never the development one. */
+const OIDC_SETTINGS = ['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'OIDC_CLIENT_ID'];
+const devIdpDir = join(root, 'dist', 'apps', 'dev-identity-provider', 'src');
+
 // 1. Configuration, once, before anything starts.
 const services = [];
 let serverEnv;
+/** The development identity provider's settings, when it is to run. */
+let devIdpEnv;
 try {
   serverEnv = loadEnv(ServerEnv);
   for (const service of selected) {
     const [file, className] = service.env;
     const envClass = (await import(pathToFileURL(join(serviceDir(service.name), file)).href))[className];
     const env = loadEnv(envClass);
-    services.push({ ...service, script: join(serviceDir(service.name), 'main.js'), port: env[service.portVariable], host: env.HOST });
+    services.push({ ...service, script: join(serviceDir(service.name), 'main.js'), port: env[service.portVariable], host: env.HOST, env });
+  }
+  if (services.some((s) => s.name === 'gateway') && !OIDC_SETTINGS.some((name) => process.env[name]) && existsSync(join(devIdpDir, 'index.js'))) {
+    const { DevIdentityProviderEnv } = await import(pathToFileURL(join(devIdpDir, 'config', 'dev-identity-provider.env.js')).href);
+    devIdpEnv = loadEnv(DevIdentityProviderEnv);
   }
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
@@ -84,6 +100,7 @@ try {
 
 let stopping = false;
 let exitCode = 0;
+let killTimer;
 /** @type {Awaited<ReturnType<typeof provideLocalServers>> | undefined} */
 let servers;
 /** @type {Map<string, import('node:child_process').ChildProcess>} */
@@ -130,17 +147,73 @@ if (!servers.ok) {
 for (const outcome of servers.outcomes) say(describeServerOutcome(outcome, root));
 if (stopping) await finish();
 
-// Hook — the development identity provider (DESIGN §2) starts here in a later round: only when
-// no OIDC_* variable is set, after the servers and before the services; it adds OIDC_ISSUER,
-// OIDC_AUDIENCE, OIDC_JWKS_URL (and OIDC_CLIENT_ID) to `childEnv`, prints its sign-in URL, and
-// is stopped in finish() after the services, like the servers.
 const childEnv = { ...process.env };
+const local = (host) => (host === '0.0.0.0' || host === '::' || !host ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host);
+const baseUrl = (service) => `http://${local(service.host)}:${service.port}`;
+
+// The development identity provider (DESIGN §2): only without OIDC settings, after the servers
+// (the demo platform needs PostgreSQL) and before the services, which get its OIDC_* settings.
+// It runs in this process and is stopped in finish() after the services, like the servers.
+/** @type {import('../apps/dev-identity-provider/src/index.js').DevIdentityProvider | undefined} */
+let devIdp;
+if (devIdpEnv) {
+  devIdp = await startDevelopmentIdentityProvider(devIdpEnv);
+  if (devIdp) Object.assign(childEnv, devIdp.env);
+  if (stopping) await finish();
+}
+
+/**
+ * Starts the provider for the gateway's origin (127.0.0.1 and localhost), with the gateway's
+ * role claim, and makes sure the demo platform exists. Undefined (with a line saying why) when
+ * it cannot run: the services then start without sign-in, as DESIGN §2 allows.
+ */
+async function startDevelopmentIdentityProvider(env) {
+  let module;
+  // oidc-provider warns at import that Node.js 20 is not a runtime it supports; on Node 20 it
+  // serves this development flow fine (test/integration/dev-identity-provider.spec.ts and the
+  // browser tests run it there), so that one line is kept from alarming a newcomer.
+  const warn = console.warn;
+  console.warn = (...args) => {
+    if (!String(args[0]).includes('oidc-provider WARNING: Unsupported runtime')) warn(...args);
+  };
+  try {
+    module = await import(pathToFileURL(join(devIdpDir, 'index.js')).href);
+  } catch (error) {
+    complain(`development identity provider not started (${error.code === 'ERR_MODULE_NOT_FOUND' ? 'oidc-provider is not installed: npm ci installs it' : error.message}); the dashboard cannot sign in`);
+    return undefined;
+  } finally {
+    console.warn = warn;
+  }
+  const gateway = services.find((s) => s.name === 'gateway');
+  const port = gateway.port;
+  const options = {
+    dashboardOrigin: [`http://127.0.0.1:${port}`, `http://localhost:${port}`],
+    roleClaim: gateway.env.OIDC_ROLE_CLAIM,
+    owner: env.DEV_IDP_PASSWORD ? { password: env.DEV_IDP_PASSWORD } : {},
+    additionalAccounts: env.DEV_IDP_ACCOUNTS ? module.parseDevAccounts(env.DEV_IDP_ACCOUNTS) : [],
+  };
+  let provider;
+  try {
+    provider = await module.startDevIdentityProvider({ ...options, port: env.DEV_IDP_PORT });
+  } catch (error) {
+    if (error.code !== 'EADDRINUSE') throw error;
+    provider = await module.startDevIdentityProvider({ ...options, port: 0 });
+    say(`development identity provider: port ${env.DEV_IDP_PORT} is taken (DEV_IDP_PORT), using ${new URL(provider.issuer).port}`);
+  }
+  try {
+    const platform = await module.ensureDemoPlatform(serverEnv.DATABASE_URL);
+    say(`development identity provider at ${provider.issuer} (no OIDC settings given); demo platform ${platform.agent_id} of owner ${platform.owner_uid}: ${platform.created ? 'created' : 'exists'}`);
+  } catch (error) {
+    // e.g. agent_demo owned by someone else: sign-in works, the dashboard shows no platform.
+    say(`development identity provider at ${provider.issuer} (no OIDC settings given); the demo platform is not usable: ${error.message}`);
+  }
+  return provider;
+}
 
 // 3. The services.
 const shutdownTimeoutMs = Number(process.env.SHUTDOWN_TIMEOUT_MS) > 0 ? Number(process.env.SHUTDOWN_TIMEOUT_MS) : 10000;
 /** Backstop after the services' own shutdown timeout: then the launcher kills what is left. */
 const KILL_AFTER_MS = shutdownTimeoutMs + 5000;
-let killTimer;
 
 function stopAll(signal) {
   for (const [name, child] of running) {
@@ -164,6 +237,10 @@ function stopAll(signal) {
 
 async function finish() {
   clearTimeout(killTimer);
+  if (devIdp) {
+    await devIdp.close().catch((error) => complain(`development identity provider: ${error.message}`));
+    devIdp = undefined;
+  }
   const started = servers.outcomes.filter((outcome) => outcome.state === 'started');
   if (started.length > 0) {
     await servers.stop();
@@ -221,8 +298,6 @@ for (const service of services) {
 say(`started ${services.map((s) => `${s.name} (pid ${running.get(s.name)?.pid})`).join(', ')}`);
 
 // 4. One ready line once every service is ready.
-const local = (host) => (host === '0.0.0.0' || host === '::' || !host ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host);
-const baseUrl = (service) => `http://${local(service.host)}:${service.port}`;
 
 async function isReady(service) {
   try {
@@ -251,6 +326,9 @@ for (;;) {
   if (stopping) break;
   if (ready.every(Boolean)) {
     say(readyLine());
+    if (devIdp) {
+      say(`sign in at ${devIdp.signInUrl} as ${devIdp.credentials.username} / ${devIdp.credentials.password} (development identity provider; npm run demo fills the demo platform with a week of activity)`);
+    }
     break;
   }
   if (!waitingNoted && Date.now() - waitingSince > 30000) {

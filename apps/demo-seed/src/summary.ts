@@ -1,4 +1,5 @@
 import { relative } from 'node:path';
+import { DEMO_OWNER_USERNAME } from '#libs/demo';
 import type { DemoResult } from './demo.js';
 
 const dollars = (micros: number) => `$${(micros / 1_000_000).toFixed(2)}`;
@@ -36,7 +37,9 @@ export function summary(result: DemoResult, dashboardBuilt: boolean): string {
       `locked ${dollars(payouts.balance.locked_micros)}, paid out ${dollars(payouts.balance.paid_out_micros)}; setup ${payouts.setupStatus}; ` +
       `${payouts.statements.length} statements (${payouts.statements.map((s) => s.status).join(', ')}).`,
   ];
-  if (dashboardBuilt) lines.push(`Dashboard: ${result.gateway.url}/dashboard/ (sign in as ${result.owner_uid}).`);
+  if (dashboardBuilt) {
+    lines.push(`Dashboard: ${result.gateway.url}/dashboard/ (sign in as the owner ${result.owner_uid}: with npm start and no OIDC settings, user ${DEMO_OWNER_USERNAME} with the password its ready line printed).`);
+  }
   if (!result.gateway.ready) {
     lines.push('', `The gateway does not answer at ${result.gateway.url}: start the system with npm start; the events wait in the stream.`);
   }

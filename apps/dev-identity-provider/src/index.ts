@@ -6,3 +6,5 @@ export {
   type DevIdentityProvider,
   type DevIdentityProviderOptions,
 } from './dev-identity-provider.js';
+export { DevIdentityProviderEnv, parseDevAccounts } from './config/dev-identity-provider.env.js';
+export { ensureDemoPlatform } from './demo-platform.js';

@@ -1,3 +1,5 @@
+import { ConfigError, loadEnv } from '#libs/config';
+import { DevIdentityProviderEnv, parseDevAccounts } from './config/dev-identity-provider.env.js';
 import { startDevIdentityProvider } from './dev-identity-provider.js';
 
 /**
@@ -6,12 +8,21 @@ import { startDevIdentityProvider } from './dev-identity-provider.js';
  * OIDC_* settings. (`npm start` runs it itself when no OIDC settings are given.)
  *
  * DEV_IDP_PORT (default 3900), DEV_IDP_DASHBOARD_ORIGIN (default http://127.0.0.1:3000, comma
- * separated for several), DEV_IDP_PASSWORD (default: generated).
+ * separated for several), DEV_IDP_PASSWORD (default: generated), DEV_IDP_ACCOUNTS (more people).
  */
+let env: DevIdentityProviderEnv;
+try {
+  env = loadEnv(DevIdentityProviderEnv);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`invalid configuration: ${error.problems.join('; ')}\n`);
+  process.exit(1);
+}
 const idp = await startDevIdentityProvider({
-  port: Number(process.env.DEV_IDP_PORT ?? 3900),
-  dashboardOrigin: (process.env.DEV_IDP_DASHBOARD_ORIGIN ?? 'http://127.0.0.1:3000').split(',').map((o) => o.trim()),
-  owner: process.env.DEV_IDP_PASSWORD ? { password: process.env.DEV_IDP_PASSWORD } : {},
+  port: env.DEV_IDP_PORT,
+  dashboardOrigin: env.DEV_IDP_DASHBOARD_ORIGIN.split(',').map((o) => o.trim()),
+  owner: env.DEV_IDP_PASSWORD ? { password: env.DEV_IDP_PASSWORD } : {},
+  additionalAccounts: env.DEV_IDP_ACCOUNTS ? parseDevAccounts(env.DEV_IDP_ACCOUNTS) : [],
 });
 
 process.stdout.write(

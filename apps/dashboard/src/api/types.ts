@@ -1,7 +1,7 @@
 /**
- * The API's bodies as the dashboard reads them. Reports and payout records are the contract
- * types of #libs/contracts (type-only imports: nothing of the server's code enters the bundle);
- * the owner API's shapes (keys, series: DESIGN §7) are written out here from the contract.
+ * The API's bodies as the dashboard reads them. Reports, report series and payout records are
+ * the contract types of #libs/contracts (type-only imports: nothing of the server's code enters
+ * the bundle); the key shapes (DESIGN §7), which live in the gateway's DTOs, are written out here.
  */
 import type {
   PayoutBalance,
@@ -13,15 +13,33 @@ import type {
   PayoutTransfer,
   PreparingReport,
   Report,
+  ReportSeries,
+  SeriesBucket,
+  SeriesGranularity,
   TimeRange as ContractTimeRange,
 } from '#libs/contracts';
 import type { Granularity, TimeRange } from '../routing/routes.js';
 
-export type { PayoutBalance, PayoutBalancesReply, PayoutOverviewReply, PayoutPage, PayoutReadiness, PayoutStatement, PayoutTransfer, PreparingReport, Report };
+export type {
+  PayoutBalance,
+  PayoutBalancesReply,
+  PayoutOverviewReply,
+  PayoutPage,
+  PayoutReadiness,
+  PayoutStatement,
+  PayoutTransfer,
+  PreparingReport,
+  Report,
+  ReportSeries,
+  SeriesBucket,
+};
 
 /** The dashboard's ranges are exactly the contract's (a compile-time check both ways). */
 export type SameRanges = [TimeRange] extends [ContractTimeRange] ? ([ContractTimeRange] extends [TimeRange] ? true : never) : never;
 export const RANGES_MATCH_CONTRACT: SameRanges = true;
+/** And so are its bucket sizes. */
+export type SameGranularities = [Granularity] extends [SeriesGranularity] ? ([SeriesGranularity] extends [Granularity] ? true : never) : never;
+export const GRANULARITIES_MATCH_CONTRACT: SameGranularities = true;
 
 /** GET /agent/keys item (DESIGN §7). */
 export interface ApiKey {
@@ -29,7 +47,8 @@ export interface ApiKey {
   /** null for keys made by the ops CLI. */
   name: string | null;
   mode: 'live' | 'test';
-  last4: string;
+  /** null for a key made before last4 was kept, until its next use fills it in (DESIGN §7). */
+  last4: string | null;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
@@ -46,31 +65,6 @@ export interface CreatedApiKey {
   name: string;
   mode: 'live' | 'test';
   created_at: string;
-}
-
-export interface SeriesBucket {
-  start_at: string;
-  end_at: string;
-  exposures: number;
-  clicks: number;
-  engagements: number;
-  conversions: number;
-  earnings_micros: number;
-}
-
-/** GET /agent/dashboard/reporting/series → 200 (DESIGN §7). */
-export interface ReportSeries {
-  agent_id: string;
-  time_range: TimeRange;
-  granularity: Granularity;
-  timezone: string;
-  is_test: boolean;
-  start_at: string | null;
-  end_at: string;
-  processed_through: string;
-  status: 'ready' | 'stale';
-  currency: string;
-  buckets: SeriesBucket[];
 }
 
 /** PATCH /agent/update-onboarding → 200 (DESIGN §5). */

@@ -9,7 +9,8 @@ import { useServices } from '../components/services.js';
 import { formatUtc } from '../format/time.js';
 import { useResource } from '../state/use-resource.js';
 
-const keyLabel = (key: Pick<ApiKey, 'name' | 'last4'>) => `${key.name ?? 'Unnamed key'} (…${key.last4})`;
+/** The key for a person: its name and, when known, the end of its secret. */
+const keyLabel = (key: Pick<ApiKey, 'name' | 'last4'>) => `${key.name ?? 'Unnamed key'}${key.last4 ? ` (…${key.last4})` : ''}`;
 
 export function KeysPage() {
   const { api } = useServices();
@@ -85,7 +86,14 @@ export function KeysPage() {
                       <th scope="row">{key.name ?? <em>Unnamed (made by operations)</em>}</th>
                       <td>{key.mode === 'live' ? 'Live' : 'Test'}</td>
                       <td>
-                        <code>…{key.last4}</code>
+                        {key.last4 ? (
+                          <code>…{key.last4}</code>
+                        ) : (
+                          // A key made before the last four characters were kept: they are filled in at its next use.
+                          <span data-testid="last4-unknown" title="Not known yet: shown after the key's next use">
+                            —<span className="visually-hidden"> not known yet; shown after the key&apos;s next use</span>
+                          </span>
+                        )}
                       </td>
                       <td>
                         <time dateTime={key.created_at}>{formatUtc(key.created_at)}</time>
@@ -146,7 +154,8 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey) => void 
         setName('');
         onCreated(outcome.data);
       } else if (outcome.kind === 'problem') {
-        setError(outcome.status === 409 ? `${problemMessage(outcome.problem)} Revoke a key you no longer use first.` : problemMessage(outcome.problem));
+        // The API's detail says it all (for the 409: how many keys, and to revoke one first).
+        setError(problemMessage(outcome.problem));
       } else if (outcome.kind === 'unavailable' || outcome.kind === 'network') {
         setError('The key could not be created right now (service temporarily unavailable). Please try again.');
       }
