@@ -3,10 +3,12 @@ import { delimiter, join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 
 /**
- * Browser tests (`npm run test:browser`, not part of `npm test` yet) drive Debian's chromium
- * (`apt-get install -y chromium`), found on PATH (CHROMIUM_PATH overrides), never a browser
- * downloaded by Playwright. They need `npm run build` and `npm run build:dashboard` first (the
- * npm script runs both).
+ * Browser tests (`npm run test:browser`, part of `npm test`) drive Debian's chromium
+ * (`apt-get install -y chromium`, which .ci/run does when it is missing), found on PATH
+ * (CHROMIUM_PATH overrides) or at /usr/bin/chromium, never a browser downloaded by Playwright.
+ * The global setup starts the system once for the whole suite the way `npm start` does
+ * (support/global-setup.ts); they need `npm run build` first (the npm script runs it).
+ * Screenshots of every page go to test-results/browser/<test>/.
  */
 function chromium(): string {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
@@ -23,7 +25,10 @@ export default defineConfig({
   testDir: '.',
   testMatch: '**/*.spec.ts',
   outputDir: '../../test-results/browser',
+  globalSetup: './support/global-setup.ts',
   timeout: 60_000,
+  // The whole suite, the system's start included, stays well under this (about a minute).
+  globalTimeout: 10 * 60_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,
   workers: 1,

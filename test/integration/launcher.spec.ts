@@ -101,6 +101,9 @@ async function servicePorts(env: Record<string, string>): Promise<Record<string,
     ports[name] = await freePort();
     env[portVariable] = String(ports[name]);
   }
+  // The development identity provider's, when the launcher runs it (no OIDC settings).
+  ports.idp = await freePort();
+  env.DEV_IDP_PORT = String(ports.idp);
   return ports;
 }
 
@@ -165,6 +168,14 @@ describe('scripts/start-all.mjs with the servers running', () => {
     const dashboard = existsSync(join(ROOT, 'dist', 'dashboard')) ? `  dashboard ${api}/dashboard/` : '';
     expect(readyLines).toEqual([`ready: API ${api}  docs ${api}/docs  metrics ${api}/metrics${dashboard}`]);
     expect(run.output()).toContain(`NATS: using the server at ${nats.url}`);
+    // No OIDC settings: the development identity provider runs, the demo platform exists, the
+    // gateway trusts the provider and tells the dashboard about it; the sign-in line follows the ready line.
+    const issuer = `http://127.0.0.1:${ports.idp}`;
+    expect(run.output()).toContain(`development identity provider at ${issuer} (no OIDC settings given); demo platform agent_demo of owner demo-owner: created`);
+    await waitFor(() => /^sign in at /m.test(run.output()), { timeoutMs: 5000, what: 'the sign-in line' });
+    expect(run.output()).toMatch(new RegExp(`^sign in at ${api}/dashboard/ as demo / [A-Za-z0-9_-]{24} \\(development identity provider; `, 'm'));
+    expect(await (await fetch(`${api}/dashboard/config.json`)).json()).toEqual({ issuer, client_id: 'weave-dashboard', role_claim: 'role', api_base_url: '' });
+    expect(((await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as { issuer: string }).issuer).toBe(issuer);
     // No deprecation (or any other) warning of Node or Fastify at start.
     expect(run.output()).not.toMatch(/DeprecationWarning|FSTDEP|\(node:\d+\) /);
 
@@ -173,6 +184,26 @@ describe('scripts/start-all.mjs with the servers running', () => {
     expect({ code, signal, output: code === 0 ? '' : run.output().slice(-4000) }).toEqual({ code: 0, signal: null, output: '' });
     for (const [name, pid] of run.pids) expect({ name, alive: isAlive(pid) }).toEqual({ name, alive: false });
     for (const { name } of SERVICES) expect(await readyStatus(ports[name])).toBeUndefined();
+    await expect(fetch(`${issuer}/.well-known/openid-configuration`)).rejects.toThrow();
+  });
+
+  it('never starts the development identity provider when OIDC settings are given', async () => {
+    const { env, ports } = await environment();
+    const oidc = { OIDC_ISSUER: 'https://login.example.test', OIDC_AUDIENCE: 'weave', OIDC_JWKS_URL: 'https://login.example.test/jwks', OIDC_CLIENT_ID: 'weave-dashboard-prod' };
+    for (const [name, value] of Object.entries(oidc)) {
+      // Any one of them is enough.
+      const run = launch({ ...env, [name]: value }, ['gateway']);
+      await waitFor(() => run.output().includes('\nready: '), { timeoutMs: 60000, what: 'the ready line' }).catch((error: Error) => {
+        throw new Error(`${error.message}\n--- launcher output ---\n${run.output().slice(-4000)}`);
+      });
+      expect({ name, output: run.output() }).toEqual({ name, output: expect.not.stringMatching(/development identity provider|^sign in at /m) });
+      // Not pointed at a development provider (which would set issuer and client id together).
+      const config = (await (await fetch(`http://127.0.0.1:${ports.gateway}/dashboard/config.json`)).json()) as { issuer: string | null; client_id: string | null };
+      expect(config).toMatchObject({ issuer: null, client_id: null });
+      await expect(fetch(`http://127.0.0.1:${ports.idp}/.well-known/openid-configuration`)).rejects.toThrow();
+      run.process.kill('SIGTERM');
+      expect((await within(run.exited, 15000, 'launcher exit')).code).toBe(0);
+    }
   });
 
   it('stops the other services and exits non-zero when one dies unexpectedly', async () => {
@@ -315,8 +346,10 @@ describe('scripts/start-all.mjs where no server runs', () => {
     expect(existsSync(join(dataDir, 'postgres', 'data', 'PG_VERSION'))).toBe(true);
     expect(existsSync(join(dataDir, 'nats', 'jetstream'))).toBe(true);
 
+    // The launcher created the demo platform for its development identity provider; the demo fills it.
+    expect(first.output()).toContain('demo platform agent_demo of owner demo-owner: created');
     const created = await demo();
-    expect(created).toMatchObject({ agent_id: 'agent_demo', owner_uid: 'demo-owner', platform_created: true, published: { already_in_stream: false, duplicates: 0 } });
+    expect(created).toMatchObject({ agent_id: 'agent_demo', owner_uid: 'demo-owner', platform_created: false, published: { already_in_stream: false, duplicates: 0 } });
     expect(created.published.stored).toBe(created.published.published);
     expect(created.keys.live).toMatchObject({ mode: 'live', created: true });
     await reportEquals(created.keys.live.api_key, { ...created.expected_reports.live, earnings_coverage: 'partial', is_test: false });
@@ -352,6 +385,7 @@ describe('scripts/start-all.mjs where no server runs', () => {
     // Restarted on the same data: the platform, its key, the stream and the report are all there.
     const restarted = await startAndWaitReady();
     expect(restarted.output()).toContain(`PostgreSQL: started a private server at ${urls.DATABASE_URL}`);
+    expect(restarted.output()).toContain('demo platform agent_demo of owner demo-owner: exists');
     await reportEquals(created.keys.live.api_key, before!);
     expect(await streamMessages()).toBe(stored);
     await stop(restarted);

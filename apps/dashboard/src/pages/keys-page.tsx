@@ -16,6 +16,8 @@ export function KeysPage() {
   const { api } = useServices();
   const [round, setRound] = useState(0);
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
+  // After the secret is hidden, the form is back and its heading takes the focus (once it is rendered).
+  const [focusForm, setFocusForm] = useState(false);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const [notice, setNotice] = useState('');
   const listHeading = useRef<HTMLHeadingElement>(null);
@@ -38,12 +40,14 @@ export function KeysPage() {
           created={created}
           onDone={() => {
             setCreated(null);
-            document.getElementById('create-key-heading')?.focus();
+            setFocusForm(true);
           }}
         />
       ) : (
         <CreateKeyForm
+          focusHeading={focusForm}
           onCreated={(key) => {
+            setFocusForm(false);
             setCreated(key);
             setRound((n) => n + 1);
           }}
@@ -137,8 +141,12 @@ export function KeysPage() {
   );
 }
 
-function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
+function CreateKeyForm({ onCreated, focusHeading }: { onCreated: (key: CreatedApiKey) => void; focusHeading: boolean }) {
   const { api } = useServices();
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (focusHeading) heading.current?.focus();
+  }, [focusHeading]);
   const [name, setName] = useState('');
   const [mode, setMode] = useState<'live' | 'test'>('test');
   const [error, setError] = useState('');
@@ -166,7 +174,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey) => void 
 
   return (
     <section aria-labelledby="create-key-heading">
-      <h2 id="create-key-heading" tabIndex={-1}>
+      <h2 id="create-key-heading" tabIndex={-1} ref={heading}>
         Create a key
       </h2>
       <form onSubmit={(event) => void submit(event)} className="key-form">
