@@ -316,7 +316,7 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     expect(new Set(backends)).toEqual(new Set(['gateway']));
     // The public API only: health and metrics are never routed from the internet.
     const paths = spec.rules.flatMap((r: { http: { paths: { path: string; pathType: string }[] } }) => r.http.paths.map((p) => `${p.pathType} ${p.path}`));
-    expect(paths.sort()).toEqual(['Prefix /agent', 'Prefix /agent-payouts', 'Prefix /docs', 'Prefix /track']);
+    expect(paths.sort()).toEqual(['Prefix /agent', 'Prefix /agent-payouts', 'Prefix /dashboard', 'Prefix /docs', 'Prefix /track']);
     for (const service of objects().filter((o) => o.kind === 'Service')) expect(service.spec.type ?? 'ClusterIP').toBe('ClusterIP');
   });
 
