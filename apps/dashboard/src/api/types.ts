@@ -3,23 +3,6 @@
  * the contract types of #libs/contracts (type-only imports: nothing of the server's code enters
  * the bundle); the key shapes (DESIGN §7), which live in the gateway's DTOs, are written out here.
  */
-import type {
-  PayoutBalance,
-  PayoutBalancesReply,
-  PayoutOverviewReply,
-  PayoutPage,
-  PayoutReadiness,
-  PayoutStatement,
-  PayoutTransfer,
-  PreparingReport,
-  Report,
-  ReportSeries,
-  SeriesBucket,
-  SeriesGranularity,
-  TimeRange as ContractTimeRange,
-} from '#libs/contracts';
-import type { Granularity, TimeRange } from '../routing/routes.js';
-
 export type {
   PayoutBalance,
   PayoutBalancesReply,
@@ -32,7 +15,9 @@ export type {
   Report,
   ReportSeries,
   SeriesBucket,
-};
+} from '#libs/contracts';
+import type { SeriesGranularity, TimeRange as ContractTimeRange } from '#libs/contracts';
+import type { Granularity, TimeRange } from '../routing/routes.js';
 
 /** The dashboard's ranges are exactly the contract's (a compile-time check both ways). */
 export type SameRanges = [TimeRange] extends [ContractTimeRange] ? ([ContractTimeRange] extends [TimeRange] ? true : never) : never;
