@@ -113,6 +113,6 @@ test('an owner without the agent role has no payouts pages (and the API refuses 
   // The gateway's answer to a token without the role (the page never asks).
   const refused = await ownerApi(viewer, '/agent-payouts/me/overview');
   expect(refused.status).toBe(401);
-  expect(JSON.parse(refused.text).detail).toBe('The ID token does not carry the agent role; sign in with a agent account.');
+  expect(JSON.parse(refused.text).detail).toBe('The ID token does not carry the agent role; sign in with an account that has the agent role.');
   expect(errors).toEqual([]);
 });

@@ -326,7 +326,7 @@ describe('authentication', () => {
     const withKey = await expectProblem(await get(path, apiKey), 401, 'invalid-id-token');
     expect(withKey.detail).toMatch(/API key/);
     const noRole = await expectProblem(await get(path, await signIdToken(key, { sub: `uid_${A}` })), 401, 'invalid-id-token');
-    expect(noRole.detail).toMatch(/agent role/);
+    expect(noRole.detail).toBe('The ID token does not carry the agent role; sign in with an account that has the agent role.');
     await expectProblem(await get(path, await signIdToken(key, { sub: `uid_${A}`, role: 'owner' })), 401, 'invalid-id-token');
   });
 

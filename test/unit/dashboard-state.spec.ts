@@ -1,5 +1,5 @@
 import { classifyResponse, problemMessage, retryAfterSeconds } from '../../apps/dashboard/src/api/outcome.js';
-import { rolesOf, sessionTimers } from '../../apps/dashboard/src/auth/claims.js';
+import { sessionTimers } from '../../apps/dashboard/src/auth/claims.js';
 import { initialResourceState, preparingRetryDelayMs, resourceReducer, visibleData, type ResourceState } from '../../apps/dashboard/src/state/resource-state.js';
 
 const problem = (status: number, detail: string) => ({ type: 'https://weave.example/problems/x', title: 'T', status, detail });
@@ -92,15 +92,7 @@ describe('resourceReducer: the phases of a page', () => {
   });
 });
 
-describe('session: roles and renewal', () => {
-  it('reads the role claim as the gateway does: a string, an array, or a dotted path', () => {
-    expect(rolesOf({ role: 'agent' }, 'role')).toEqual(['agent']);
-    expect(rolesOf({ roles: ['viewer', 'agent', 3] }, 'roles')).toEqual(['viewer', 'agent']);
-    expect(rolesOf({ realm_access: { roles: ['agent'] } }, 'realm_access.roles')).toEqual(['agent']);
-    expect(rolesOf({}, 'role')).toEqual([]);
-    expect(rolesOf({ role: { agent: true } }, 'role')).toEqual([]);
-  });
-
+describe('session: renewal', () => {
   it('renews a minute before the earlier expiry and ends at the ID token exp', () => {
     expect(sessionTimers(10_000, 10_000)).toEqual({ renewAt: 10_000_000 - 60_000, expireAt: 10_000_000 });
     expect(sessionTimers(10_000, 9_000)).toEqual({ renewAt: 9_000_000 - 60_000, expireAt: 10_000_000 });

@@ -1,6 +1,5 @@
 import { isIanaTimezone } from '#libs/contracts';
 import { cacheControlMaxAgeMs } from '../../apps/gateway/src/auth/id-token.verifier.js';
-import { rolesOf } from '../../apps/gateway/src/auth/id-token.guard.js';
 import { isJsonContentType } from '../../apps/gateway/src/http/raw-input.guard.js';
 import { UpdateOnboardingRequestDto } from '../../apps/gateway/src/onboarding/onboarding.dto.js';
 import { validateBody } from '../support/http-input.js';
@@ -41,12 +40,5 @@ describe('ID-token helpers', () => {
     expect(cacheControlMaxAgeMs('no-store')).toBe(0);
     expect(cacheControlMaxAgeMs(null)).toBeUndefined();
     expect(cacheControlMaxAgeMs('public')).toBeUndefined();
-  });
-
-  it('finds roles in a plain, namespaced or nested claim, as a string or a list', () => {
-    expect(rolesOf({ role: 'agent' }, 'role')).toEqual(['agent']);
-    expect(rolesOf({ 'https://weave.example/roles': ['admin', 'agent'] }, 'https://weave.example/roles')).toEqual(['admin', 'agent']);
-    expect(rolesOf({ realm_access: { roles: ['agent'] } }, 'realm_access.roles')).toEqual(['agent']);
-    expect(rolesOf({}, 'role')).toEqual([]);
   });
 });

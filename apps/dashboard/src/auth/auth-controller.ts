@@ -1,6 +1,7 @@
 import { InMemoryWebStorage, UserManager, WebStorageStateStore, type User } from 'oidc-client-ts';
 import type { DashboardConfig } from '../config/dashboard-config.js';
-import { rolesOf, sessionTimers } from './claims.js';
+import { rolesOf } from '#libs/oidc-claims';
+import { sessionTimers } from './claims.js';
 
 export type SignedOutReason =
   | { kind: 'initial' }

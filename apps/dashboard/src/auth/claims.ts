@@ -1,18 +1,3 @@
-/**
- * The roles in an ID token's claims, read as the gateway reads them
- * (apps/gateway/src/auth/id-token.guard.ts `rolesOf`): OIDC_ROLE_CLAIM names a claim (or a
- * dotted path into nested claims) holding a string or an array of strings.
- */
-export function rolesOf(claims: Record<string, unknown>, claim: string): string[] {
-  let value: unknown = claims[claim];
-  if (value === undefined && claim.includes('.')) {
-    value = claim.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), claims);
-  }
-  if (typeof value === 'string') return [value];
-  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
-  return [];
-}
-
 /** Payouts need the `agent` role (DESIGN §7, SPEC "Authentication"). */
 export const PAYOUTS_ROLE = 'agent';
 

@@ -43,7 +43,7 @@ export function ApiKeyRoute(): MethodDecorator {
  */
 export function IdTokenRoute(role?: string): MethodDecorator {
   const roleExample: Record<string, { summary: string; value: ProblemDetails }> = role
-    ? { role: { summary: `Not the ${role} role`, value: problemExample('invalid-id-token', `The ID token does not carry the ${role} role; sign in with a ${role} account.`) } }
+    ? { role: { summary: `Not the ${role} role`, value: problemExample('invalid-id-token', `The ID token does not carry the ${role} role; sign in with an account that has the ${role} role.`) } }
     : {};
   return applyDecorators(
     UseGuards(IdTokenGuard, RawInputGuard),

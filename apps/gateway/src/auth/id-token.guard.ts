@@ -1,9 +1,9 @@
 import { Inject, Injectable, SetMetadata, createParamDecorator, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import type { JWTPayload } from 'jose';
 import { LOGGER } from '#libs/bootstrap';
 import { parseApiKey } from '#libs/identity';
+import { rolesOf } from '#libs/oidc-claims';
 import type { Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { ProblemException } from '../http/problem.js';
@@ -41,20 +41,6 @@ const TOKEN_FAILURES: Record<Exclude<IdTokenFailure, 'keys_unavailable'>, string
   expired: 'The ID token has expired; sign in again for a new one.',
   invalid: INVALID,
 };
-
-/**
- * The roles a token carries in `claim`: the claim itself when present (so Auth0's namespaced
- * URL claims work), else a dotted path (Keycloak's `realm_access.roles`). A string or an array.
- */
-export function rolesOf(claims: JWTPayload, claim: string): string[] {
-  let value: unknown = claims[claim];
-  if (value === undefined && claim.includes('.')) {
-    value = claim.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), claims);
-  }
-  if (typeof value === 'string') return [value];
-  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
-  return [];
-}
 
 function bearerToken(header: string | undefined): { ok: true; token: string } | { ok: false; detail: string } {
   if (!header) return { ok: false, detail: 'Send the ID token of the signed-in platform owner as "Authorization: Bearer <ID_TOKEN>".' };
@@ -108,7 +94,7 @@ export class IdTokenGuard implements CanActivate {
     const required = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_ROLE, [context.getHandler(), context.getClass()]);
     const roles = rolesOf(claims, this.env.OIDC_ROLE_CLAIM);
     if (required && !roles.includes(required)) {
-      throw new ProblemException('invalid-id-token', `The ID token does not carry the ${required} role; sign in with a ${required} account.`, challenge);
+      throw new ProblemException('invalid-id-token', `The ID token does not carry the ${required} role; sign in with an account that has the ${required} role.`, challenge);
     }
 
     let platforms: { agent_id: string; status: string }[];
