@@ -40,3 +40,20 @@ it('the ops CLI connects as ops with NATS_PASSWORD_OPS, unless NATS_USER or NATS
   expect(opsNatsIdentity(loadEnv(OpsEnv, { NATS_PASSWORD_OPS: 'pops' }))).toEqual({ user: 'ops', pass: 'pops' });
   expect(opsNatsIdentity(loadEnv(OpsEnv, { NATS_PASSWORD_OPS: 'pops', NATS_USER: 'producer', NATS_PASSWORD: 'pprod' }))).toEqual({ user: 'producer', pass: 'pprod' });
 });
+
+describe('ConfigError.lines', () => {
+  it('gives one line per invalid setting, the reasons of one setting joined, the name not repeated', () => {
+    let refusal: unknown;
+    try {
+      loadEnv(ServerEnv, { SHUTDOWN_TIMEOUT_MS: '5', NATS_URL: 'http://x' });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(ConfigError);
+    expect((refusal as ConfigError).lines('svc').sort()).toEqual([
+      'svc: invalid setting NATS_URL: must be nats:// URLs, comma separated',
+      'svc: invalid setting SHUTDOWN_TIMEOUT_MS: must not be less than 100',
+    ]);
+    expect(new ConfigError([{ name: 'A', reasons: ['A must be x', 'must be y'] }]).lines('svc')).toEqual(['svc: invalid setting A: must be x; must be y']);
+  });
+});

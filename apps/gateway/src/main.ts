@@ -1,12 +1,5 @@
-import { loadEnv } from '#libs/config';
-import { exitAfterShutdownTimeout } from '#libs/bootstrap';
-import { createLogger } from '#libs/observability';
+import { runService } from '#libs/bootstrap';
 import { GatewayEnv } from './config/gateway.env.js';
 import { createGatewayApp } from './gateway.app.js';
 
-const env = loadEnv(GatewayEnv);
-const logger = createLogger('gateway', env.LOG_LEVEL);
-const app = await createGatewayApp(env, logger);
-exitAfterShutdownTimeout(env.SHUTDOWN_TIMEOUT_MS, logger);
-await app.listen(env.PORT, env.HOST);
-logger.info({ port: env.PORT }, 'gateway started');
+await runService({ service: 'gateway', env: GatewayEnv, port: (env) => env.PORT, create: createGatewayApp });

@@ -1,6 +1,6 @@
 import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { loadEnv, type ServerEnv } from '#libs/config';
+import { ConfigError, loadEnv, type ServerEnv } from '#libs/config';
 import { createLogger, type Logger } from '#libs/observability';
 import { createHttpApp, exitAfterShutdownTimeout } from './http-app.js';
 import { InfrastructureModule, type InfrastructureOptions } from './infrastructure.module.js';
@@ -33,10 +33,20 @@ export interface RunServiceOptions<Env extends ServerEnv & { HOST: string }> {
 
 /**
  * What a service's main.ts does: the env validated from the process environment, the logger,
- * the application, the shutdown deadline, and the HTTP listener.
+ * the application, the shutdown deadline, and the HTTP listener. An invalid setting ends the
+ * process with exit code 1 after one line per invalid setting on stderr (ConfigError.lines), not
+ * a stack trace.
  */
 export async function runService<Env extends ServerEnv & { HOST: string }>(options: RunServiceOptions<Env>): Promise<void> {
-  const env = loadEnv(options.env);
+  let env: Env;
+  try {
+    env = loadEnv(options.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.lines(options.service).join('\n')}\n`);
+    process.exitCode = 1;
+    return;
+  }
   const logger = createLogger(options.service, env.LOG_LEVEL);
   const app = await options.create(env, logger);
   exitAfterShutdownTimeout(env.SHUTDOWN_TIMEOUT_MS, logger);

@@ -2,17 +2,41 @@ import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 
+/** One invalid setting: the variable and why it was refused (never its value: it may be a secret). */
+export interface InvalidSetting {
+  name: string;
+  reasons: string[];
+}
+
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
+  /** `NAME: reason`, one entry per failed rule. */
+  readonly problems: string[];
+
+  constructor(readonly settings: InvalidSetting[]) {
+    const problems = settings.flatMap(({ name, reasons }) => reasons.map((reason) => `${name}: ${reason}`));
     super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
     this.name = 'ConfigError';
+    this.problems = problems;
+  }
+
+  /**
+   * What a process prints before it exits for this error: one line per invalid setting,
+   * `<process>: invalid setting NAME: why` (the variable's name dropped from the front of
+   * class-validator's messages, several reasons joined by "; "), no stack trace.
+   */
+  lines(process: string): string[] {
+    return this.settings.map(({ name, reasons }) => {
+      const why = reasons.map((reason) => (reason.startsWith(`${name} `) ? reason.slice(name.length + 1) : reason));
+      return `${process}: invalid setting ${name}: ${why.join('; ')}`;
+    });
   }
 }
 
-function describe(errors: ValidationError[]): string[] {
-  return errors.flatMap((error) =>
-    Object.values(error.constraints ?? {}).map((message) => `${error.property}: ${message}`),
-  );
+function describe(errors: ValidationError[]): InvalidSetting[] {
+  return errors.map((error) => {
+    const reasons = Object.values(error.constraints ?? {});
+    return { name: error.property, reasons: reasons.length > 0 ? reasons : [`${error.property} is invalid`] };
+  });
 }
 
 /** Environment values are strings; a setting takes the type of its default. */

@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process';
+
+/**
+ * A service started alone, as Kubernetes starts it (node dist/apps/<service>/src/main.js), with
+ * invalid settings: it prints one line per invalid setting on stderr (which variable, why; never
+ * the value), no stack trace, nothing on stdout, and exits with status 1 before connecting to
+ * anything (the servers named here do not exist).
+ */
+const SERVICES = [
+  { name: 'gateway', portVariable: 'PORT' },
+  { name: 'reporting-projection', portVariable: 'REPORTING_HTTP_PORT' },
+  { name: 'payouts-read', portVariable: 'PAYOUTS_HTTP_PORT' },
+  { name: 'timezone-settings', portVariable: 'TIMEZONE_HTTP_PORT' },
+  { name: 'recommendations', portVariable: 'RECOMMENDATIONS_HTTP_PORT' },
+];
+
+const SECRET = 'pw-that-must-not-be-printed';
+
+function run(script: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe.each(SERVICES)('$name with invalid settings', ({ name, portVariable }) => {
+  it('prints one line per invalid setting and exits 1, without a stack trace', async () => {
+    const { code, stdout, stderr } = await run(`dist/apps/${name}/src/main.js`, {
+      [portVariable]: '70000',
+      NATS_URL: 'http://127.0.0.1:1',
+      NATS_PASSWORD: SECRET,
+      DATABASE_URL: `postgres://weave:${SECRET}@127.0.0.1:1/weave`,
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr.endsWith('\n')).toBe(true);
+    expect(stderr.trimEnd().split('\n').sort()).toEqual(
+      [
+        `${name}: invalid setting ${portVariable}: must not be greater than 65535`,
+        `${name}: invalid setting NATS_URL: must be nats:// URLs, comma separated`,
+        `${name}: invalid setting NATS_USER: must be set with NATS_PASSWORD: a user name of letters, digits, - and _`,
+      ].sort(),
+    );
+    expect(stderr).not.toContain(SECRET);
+  });
+});
