@@ -8,7 +8,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { loadEnv } from '#libs/config';
-import { GeneratedSecretEntity, IdentityRepository, createIdentityDataSource } from '#libs/identity';
+import { GatewayOutboxEntity, GeneratedSecretEntity, IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { createLogger } from '#libs/observability';
 import {
   QueueGroups,
@@ -530,19 +530,36 @@ describe('the signing secret (no default in code)', () => {
 });
 
 describe('when JetStream does not acknowledge', () => {
-  it('answers 503 with Retry-After and redirects nowhere; works again once the stream is back', async () => {
-    const { exposure_url, click_url } = await links('msg_outage');
+  it('still answers 204 / 302, keeps the events in the outbox, and the relay publishes them once the stream is back', async () => {
+    const { exposure_url, click_url, recommendation_id } = await links('msg_outage');
+    const deferredBefore = await trackingMetric(base, 'weave_tracking_requests_total', { outcome: 'deferred' });
     await jsm.streams.delete(Streams.events);
-    const shown = await fetch(exposure_url);
-    expect(shown.status).toBe(503);
-    expect(shown.headers.get('content-type')).toBe('application/problem+json');
-    expect(Number(shown.headers.get('retry-after'))).toBeGreaterThan(0);
-    const clicked = await fetch(click_url, { redirect: 'manual' });
-    expect(clicked.status).toBe(503);
-    expect(clicked.headers.get('location')).toBeNull();
 
-    await jsm.streams.add(STREAM_CONFIGS.find((c) => c.name === Streams.events)!);
     expect((await fetch(exposure_url)).status).toBe(204);
-    expect(await streamMessages()).toBe(1);
+    const clicked = await fetch(click_url, { redirect: 'manual' });
+    expect([clicked.status, clicked.headers.get('location')]).toEqual([302, LANDING]);
+    expect(await trackingMetric(base, 'weave_tracking_requests_total', { outcome: 'deferred' })).toBe(deferredBefore + 2);
+    const outbox = dataSource.getRepository(GatewayOutboxEntity);
+    const kept = await outbox.find({ order: { event_id: 'ASC' } });
+    expect(kept.map((row) => [row.event_id, row.subject])).toEqual([
+      [`evt_clicked_${recommendation_id}`, 'events.recommendation.clicked'],
+      [`evt_shown_${recommendation_id}`, 'events.recommendation.shown'],
+    ]);
+
+    // The stream is back: the relay's sweep publishes both, with their ids, and clears the outbox.
+    await jsm.streams.add(STREAM_CONFIGS.find((c) => c.name === Streams.events)!);
+    await waitFor(async () => (await streamMessages()) === 2 && (await outbox.count()) === 0, { timeoutMs: 30000, what: 'outbox relayed' });
+    for (const kind of ['shown', 'clicked'] as const) {
+      const { payload, msgId } = await lastEvent(kind);
+      expect(msgId).toBe(`evt_${kind}_${recommendation_id}`);
+      expectDesignEvent(payload);
+      expect(payload).toMatchObject({ event_id: msgId, recommendation_id, agent_id: 'agent_track', billable: kind === 'clicked' });
+    }
+    expect(await trackingMetric(base, 'weave_tracking_events_published_total', { path: 'sweep' })).toBeGreaterThanOrEqual(2);
+
+    // Recorded once: opening the links again publishes nothing more.
+    expect((await fetch(exposure_url)).status).toBe(204);
+    expect((await fetch(click_url, { redirect: 'manual' })).status).toBe(302);
+    expect(await streamMessages()).toBe(2);
   });
 });

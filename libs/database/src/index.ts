@@ -6,5 +6,5 @@ export {
   isTransientDatabaseError,
   type ServiceDataSourceOptions,
 } from './data-source.js';
-export { OutboxEventEntity, type OutboxEventRow } from './outbox-event.entity.js';
+export { OutboxEventEntity, OutboxTableMigration, outboxTableDdl, type OutboxEventRow } from './outbox-event.entity.js';
 export { OutboxRepository } from './outbox.repository.js';

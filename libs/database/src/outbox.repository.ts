@@ -3,19 +3,29 @@ import type { OutboxEventEntity, OutboxEventRow } from './outbox-event.entity.js
 
 /**
  * One outbox table: `add` writes events inside the caller's transaction, next to the change
- * they announce; `pendingEvents` and `markPublished` are the store an OutboxRelay publishes
- * from and clears.
+ * they announce (`write` on their own, when there is no other change); `pendingEvents` and
+ * `markPublished` are the store an OutboxRelay publishes from and clears. An event id already
+ * in the table is the same event and is not written again.
  */
 export class OutboxRepository<Payload extends object> {
-  constructor(private readonly events: Repository<OutboxEventEntity>) {}
+  constructor(
+    private readonly events: Repository<OutboxEventEntity>,
+    /** How many rows pendingEvents returns at most (a relay's page). */
+    private readonly pageSize = 100,
+  ) {}
 
   async add(manager: EntityManager, events: OutboxEventRow<Payload>[]): Promise<void> {
     if (events.length === 0) return;
-    await manager.createQueryBuilder().insert().into(this.events.target).values(events).updateEntity(false).execute();
+    await manager.createQueryBuilder().insert().into(this.events.target).values(events).orIgnore().updateEntity(false).execute();
+  }
+
+  /** Writes events outside any other transaction. */
+  write(events: OutboxEventRow<Payload>[]): Promise<void> {
+    return this.add(this.events.manager, events);
   }
 
   /** Rows written at least `olderThanMs` ago by the database's clock, oldest first. */
-  async pendingEvents(olderThanMs: number, limit: number): Promise<OutboxEventRow<Payload>[]> {
+  async pendingEvents(olderThanMs: number, limit = this.pageSize): Promise<OutboxEventRow<Payload>[]> {
     const rows = await this.events
       .createQueryBuilder('outbox')
       .select(['outbox.event_id', 'outbox.subject', 'outbox.payload'])

@@ -20,6 +20,7 @@ export {
   type KeyMode,
 } from './api-key.js';
 export { ApiKeyEntity } from './api-key.entity.js';
+export { GatewayOutboxEntity } from './gateway-outbox.entity.js';
 export { GeneratedSecretEntity } from './generated-secret.entity.js';
 export { GeneratedSecretRepository } from './generated-secret.repository.js';
 export { ApiKeyAuditEntity, KEY_AUDIT_ACTIONS, type KeyActor, type KeyAuditAction } from './api-key-audit.entity.js';

@@ -40,7 +40,7 @@ const NOT_FOUND_DOC = problemResponse('The token is missing, malformed, altered,
   invalid: { summary: 'Invalid token', value: problemExample('not-found', NOT_FOUND) },
 });
 const UNAVAILABLE_DOC = problemResponse(
-  'The event should have been recorded but could not be (the message broker did not acknowledge it, or the platform could not be looked up); nothing was counted. Retry after Retry-After seconds.',
+  'The event should have been recorded but could not be (the platform could not be looked up, or neither the message broker nor the gateway\'s outbox took it); nothing was counted. Retry after Retry-After seconds.',
   { unavailable: { summary: 'Tracking unavailable', value: problemExample('service-unavailable', UNAVAILABLE) } },
   { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', example: TRACKING_RETRY_AFTER_SECONDS } } },
 );
@@ -56,8 +56,9 @@ const RECORDING_RULE =
  * accepted (404 otherwise, and no event). A valid token always answers as the user expects
  * (204, or 302 to its landing page) and records its lifecycle event when it may
  * (TrackingService: not expired, platform active, address under its limit, not recorded
- * before); a recorded event is answered only after the PubAck (503 when NATS does not
- * acknowledge: never a silent drop).
+ * before); a recorded event is answered after its PubAck, or, when JetStream does not
+ * acknowledge, after it is written to the gateway's outbox (published later by
+ * TrackingEventsRelay): never a silent drop. 503 only when the event can be kept nowhere.
  */
 @ApiTags('tracking')
 @ApiExtraModels(ProblemDto)

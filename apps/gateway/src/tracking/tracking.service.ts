@@ -7,6 +7,7 @@ import { counter, type Logger } from '#libs/observability';
 import { IdentityCacheService } from '../auth/identity-cache.service.js';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { TrackingChecks } from './tracking-checks.service.js';
+import { TrackingOutbox } from './tracking-outbox.js';
 import { trackingEvent, trackingSubject, type TrackingEvent } from './tracking-events.js';
 import { TRACKING_SECRETS, type TrackingSecrets } from './tracking-secrets.provider.js';
 import {
@@ -20,19 +21,24 @@ import {
 
 export const EXPOSURE_PATH = '/track/exposure';
 export const CLICK_PATH = '/track/click';
-/** How long a tracking route waits for JetStream's PubAck before answering 503. */
+/** How long a tracking route waits for JetStream's PubAck before keeping the event in the outbox. */
 export const TRACKING_PUBLISH_TIMEOUT_MS = 2000;
 
 /**
  * What became of a valid link's request: its event was published (or JetStream reported it a
- * duplicate inside its window), or nothing was recorded because the link expired, its platform
- * is suspended, the client address is over its limit, or the event was recorded before.
+ * duplicate inside its window), or kept in the gateway's outbox because JetStream did not
+ * acknowledge (`deferred`: the relay publishes it later), or nothing was recorded because the
+ * link expired, its platform is suspended, the client address is over its limit, or the event
+ * was recorded before.
  */
-export type TrackingOutcome = 'published' | 'duplicate' | 'expired' | 'suspended' | 'rate_limited';
+export type TrackingOutcome = 'published' | 'duplicate' | 'deferred' | 'expired' | 'suspended' | 'rate_limited';
 
 const trackingRequests = counter('weave_tracking_requests_total', 'Tracking URL requests by kind and outcome', ['kind', 'outcome']);
 
-/** The event could not be recorded (the platform lookup failed, or JetStream did not acknowledge): the route answers 503. */
+/**
+ * The event could not be recorded (the platform lookup failed, or neither JetStream nor the
+ * gateway's outbox took it): the route answers 503.
+ */
 export class TrackingUnavailableError extends Error {
   constructor(cause: unknown) {
     super(`tracking event not recorded: ${(cause as Error)?.message ?? String(cause)}`);
@@ -60,6 +66,7 @@ export class TrackingService {
     private readonly adapterHost: HttpAdapterHost,
     private readonly identity: IdentityCacheService,
     private readonly checks: TrackingChecks,
+    private readonly outbox: TrackingOutbox,
     @Inject(TRACKING_SECRETS) private readonly secrets: TrackingSecrets,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -111,7 +118,8 @@ export class TrackingService {
   /**
    * Records the event of a verified token when it may be recorded (see the class), and says
    * what happened. Throws TrackingUnavailableError when it should have been recorded but could
-   * not be (nothing is recorded then, and a retry can record it).
+   * not be: the platform lookup failed, or JetStream did not acknowledge and the outbox write
+   * failed too (nothing is recorded then, and a retry can record it).
    */
   async record(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string): Promise<TrackingOutcome> {
     const outcome = await this.decide(kind, claims, address, requestId);
@@ -126,15 +134,15 @@ export class TrackingService {
     const event = trackingEvent(kind, claims, new Date());
     const admission = await this.checks.admit(address, event.event_id);
     if (admission === 'rate_limited' || admission === 'duplicate') return admission;
-    let duplicate: boolean;
+    let outcome: 'published' | 'duplicate' | 'deferred';
     try {
-      duplicate = await this.publish(kind, event, requestId);
+      outcome = await this.publish(kind, event, requestId);
     } catch (error) {
       if (admission === 'admitted') await this.checks.release(event.event_id);
       throw error;
     }
     if (admission === 'admitted') this.checks.confirm(event.event_id, expiresAt);
-    return duplicate ? 'duplicate' : 'published';
+    return outcome;
   }
 
   /** The platform's status through the identity cache (a suspension is seen within a second). */
@@ -150,19 +158,28 @@ export class TrackingService {
 
   /**
    * Publishes a tracking event to JetStream and waits for the PubAck (header Nats-Msg-Id =
-   * event_id); true when JetStream reported it a duplicate. Throws TrackingUnavailableError
-   * when JetStream does not acknowledge.
+   * event_id): `duplicate` when JetStream reported it one. When JetStream does not acknowledge
+   * (no stream, no permission, NATS down, timeout), the event goes to the gateway's outbox
+   * (`deferred`), which TrackingEventsRelay publishes later with the same Nats-Msg-Id. Throws
+   * TrackingUnavailableError only when the outbox write fails too.
    */
-  private async publish(kind: TrackingKind, event: TrackingEvent, requestId: string): Promise<boolean> {
+  private async publish(kind: TrackingKind, event: TrackingEvent, requestId: string): Promise<'published' | 'duplicate' | 'deferred'> {
+    const subject = trackingSubject(kind);
     try {
-      const ack = await this.nats.jetstream.publish(trackingSubject(kind), this.encoder.encode(JSON.stringify(event)), {
+      const ack = await this.nats.jetstream.publish(subject, this.encoder.encode(JSON.stringify(event)), {
         msgID: event.event_id,
         timeout: TRACKING_PUBLISH_TIMEOUT_MS,
       });
-      return ack.duplicate;
+      return ack.duplicate ? 'duplicate' : 'published';
+    } catch (error) {
+      this.logger.warn({ requestId, kind, event_id: event.event_id, err: (error as Error).message }, 'tracking event not published; keeping it in the outbox');
+    }
+    try {
+      await this.outbox.write([{ event_id: event.event_id, subject, payload: event }]);
+      return 'deferred';
     } catch (error) {
       trackingRequests.inc({ kind, outcome: 'unavailable' });
-      this.logger.warn({ requestId, kind, event_id: event.event_id, err: (error as Error).message }, 'tracking event not published');
+      this.logger.warn({ requestId, kind, event_id: event.event_id, err: (error as Error).message }, 'tracking event neither published nor kept in the outbox');
       throw new TrackingUnavailableError(error);
     }
   }

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { outboxTableDdl } from '#libs/database';
 
 /**
  * Schema `recommendations` (issue 5):
@@ -70,13 +71,7 @@ export class RecommendationsInitial1764460800000 implements MigrationInterface {
         FOREIGN KEY (agent_id, traffic, session_id, message_id)
           REFERENCES recommendations.recommendation_request (agent_id, traffic, session_id, message_id)
       )`);
-    await queryRunner.query(`
-      CREATE TABLE recommendations.outbox (
-        event_id text PRIMARY KEY,
-        subject text NOT NULL,
-        payload jsonb NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now()
-      )`);
+    await queryRunner.query(outboxTableDdl('recommendations'));
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
