@@ -17,7 +17,7 @@ import {
 } from '../support/index.js';
 import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, startTimezoneSettings, type JwksServer, type TestKey } from '../support/oidc.js';
 import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
-import { CONSUME_SCRIPT } from '../../apps/gateway/src/rate-limit/rate-limit.scripts.js';
+import { CONSUME_SCRIPT, FAILURE_SCRIPT } from '../../apps/gateway/src/rate-limit/rate-limit.scripts.js';
 import { RATE_LIMIT_WINDOW_MS, redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
 import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 
@@ -125,6 +125,17 @@ async function expectTooMany(response: Response, detail: RegExp): Promise<void> 
 /** Answers that got past authentication and the limiter (200 report or 202 while it is prepared). */
 function expectServed(response: Response): void {
   expect([200, 202]).toContain(response.status);
+}
+
+/** Script calls a private Redis has run (EVALSHA, and EVAL when the script was not loaded). */
+async function scriptCallsOf(redisUrl: string): Promise<number> {
+  const client = new Redis(redisUrl);
+  try {
+    const stats = await client.info('commandstats');
+    return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  } finally {
+    client.disconnect();
+  }
 }
 
 async function metric(base: string, name: string, labels = ''): Promise<number> {
@@ -283,17 +294,7 @@ describe('with larger limits (leases)', () => {
     await redis?.destroy();
   });
 
-  /** Script calls this private Redis has run (EVALSHA, and EVAL when the script was not loaded). */
-  async function scriptCalls(): Promise<number> {
-    const { Redis } = await import('ioredis');
-    const client = new Redis(redis.url);
-    try {
-      const stats = await client.info('commandstats');
-      return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-    } finally {
-      client.disconnect();
-    }
-  }
+  const scriptCalls = () => scriptCallsOf(redis.url);
 
   it('serves a lease of tokens without a Redis call per request, and counts every request in the headers', async () => {
     // Loads the script; the lease is used up, so nothing is given back during the count below.
@@ -330,6 +331,57 @@ describe('with larger limits (leases)', () => {
     } finally {
       client.disconnect();
     }
+  });
+});
+
+describe('without a per-key limit (0): only the address is checked', () => {
+  let redis: PrivateRedis;
+  let gateway: NestFastifyApplication;
+  let base: string;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    ({ app: gateway, base } = await startGatewayWithOidc({
+      natsUrl: nats.url,
+      databaseUrl: db.url,
+      jwksUrl: jwks.url,
+      extra: { ...LIMITS, RATE_LIMIT_PER_KEY_PER_MINUTE: '0', REDIS_URL: redis.url },
+    }));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await redis?.destroy();
+  });
+
+  it('asks Redis about an address once for a run of requests, not once per request', async () => {
+    const key = await newKey();
+    expectServed(await report(base, key, { 'x-forwarded-for': '203.0.113.20' })); // loads the script
+    const before = await scriptCallsOf(redis.url);
+    for (let i = 0; i < 5; i++) {
+      const response = await report(base, key, { 'x-forwarded-for': '203.0.113.21' });
+      expectServed(response);
+      // No principal limit: no RateLimit-* headers.
+      expect(response.headers.get('ratelimit-limit')).toBeNull();
+    }
+    expect((await scriptCallsOf(redis.url)) - before).toBe(1);
+  });
+
+  it('refuses an address blocked by failures counted elsewhere (another replica) once its check is renewed', async () => {
+    const key = await newKey();
+    const address = '203.0.113.22';
+    expectServed(await report(base, key, { 'x-forwarded-for': address }));
+    // Another replica counted the address's failures: its failure bucket is full in Redis.
+    const client = new Redis(redis.url);
+    try {
+      const failureKey = `${redisKeyPrefix('ratelimit', db.url)}:fail:${address}`;
+      for (let i = 0; i <= FAILURE_LIMIT; i++) await client.eval(FAILURE_SCRIPT, 1, failureKey, FAILURE_LIMIT, RATE_LIMIT_WINDOW_MS);
+    } finally {
+      client.disconnect();
+    }
+    await waitFor(async () => (await report(base, key, { 'x-forwarded-for': address })).status === 429, { timeoutMs: 10_000, intervalMs: 100, what: 'the blocked address to be refused' });
+    await expectTooMany(await report(base, key, { 'x-forwarded-for': address }), /failed authentication/);
+    // Another address with the same key is served.
+    expectServed(await report(base, key, { 'x-forwarded-for': '203.0.113.23' }));
   });
 });
 

@@ -32,6 +32,13 @@ const READY_WAIT_MS = 3000;
 const LEASE_FRACTION = 1000;
 const LEASE_MS = 1000;
 const MAX_LEASES = 100_000;
+/**
+ * Without a limit for the principal (RATE_LIMIT_PER_KEY_PER_MINUTE or …_PER_TOKEN_… = 0) there
+ * is no lease, only the address's failure bucket to check: an address Redis found not blocked is
+ * not asked about again for LEASE_MS (the staleness a lease has), instead of a round trip per
+ * request. This replica's own failures still block at once (`blocked`).
+ */
+const MAX_CLEAR_ADDRESSES = 100_000;
 
 const rejections = counter('weave_rate_limit_rejections_total', 'Requests answered 429 by the gateway rate limiter', ['reason']);
 const failOpens = counter(
@@ -112,7 +119,8 @@ const seconds = (ms: number) => String(Math.max(1, Math.ceil(ms / 1000)));
  *
  * Applied by ApiKeyGuard and IdTokenGuard through `guard()`, so every route those guards
  * protect is limited, including routes added later. One Redis round trip per lease (see
- * LEASE_FRACTION; per request for limits under 2,000 a minute): the principal's bucket and the
+ * LEASE_FRACTION; per request for limits under 2,000 a minute; without a principal limit, one
+ * per address and LEASE_MS, see MAX_CLEAR_ADDRESSES): the principal's bucket and the
  * address's failure bucket are read in the same script, after the credential was checked
  * (in-process cache); a failure costs one round trip instead. An address this replica has seen
  * blocked is refused before its credential is looked at, without Redis.
@@ -130,6 +138,8 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private readonly leases = new Map<string, Lease>();
   /** The one lease acquisition in flight per principal key. */
   private readonly acquiring = new Map<string, Promise<Acquisition | undefined>>();
+  /** Addresses Redis found not blocked, until when that answer is used (no principal limit: see MAX_CLEAR_ADDRESSES), oldest first. */
+  private readonly clearAddresses = new Map<string, number>();
   private readonly enabled: boolean;
   private sweeper?: NodeJS.Timeout;
 
@@ -213,9 +223,12 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     if ((limit === 0 && failureLimit === 0) || this.redis.breakerOpen()) return;
     const key = this.principalKey(kind, principal);
     if (limit === 0) {
-      // Only the address's failure bucket to check: nothing to lease.
+      // Only the address's failure bucket to check, at most once per LEASE_MS: nothing to lease.
+      const clearUntil = this.clearAddresses.get(address);
+      if (clearUntil !== undefined && clearUntil > Date.now()) return;
       const result = await this.redis.run((redis) => redis.rateLimitConsume(key, this.failureKey(address), 0, failureLimit, RATE_LIMIT_WINDOW_MS, 1));
       if (result?.[0] === 2) throw this.blockedByFailures(address, result[2]);
+      if (result) this.keepClear(address);
       return;
     }
     for (;;) {
@@ -277,9 +290,13 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     void this.redis.run((redis) => redis.rateLimitReturn(key, limit, RATE_LIMIT_WINDOW_MS, left), false);
   }
 
-  /** Every second: leases that expired are dropped, and what they did not use is given back. */
+  /** Every second: leases that expired are dropped, and what they did not use is given back; expired clear addresses go. */
   private returnExpiredLeases(): void {
     const now = Date.now();
+    for (const [address, until] of this.clearAddresses) {
+      if (until > now) break;
+      this.clearAddresses.delete(address);
+    }
     for (const [key, lease] of this.leases) {
       // Leases are kept oldest first and all last LEASE_MS: the first one still valid ends the sweep.
       if (lease.until > now) break;
@@ -302,6 +319,12 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
       this.giveBack(oldestKey, oldest);
     }
     this.leases.set(key, lease);
+  }
+
+  private keepClear(address: string): void {
+    this.clearAddresses.delete(address); // re-inserted at the end: the map stays ordered by expiry
+    if (this.clearAddresses.size >= MAX_CLEAR_ADDRESSES) this.clearAddresses.delete(this.clearAddresses.keys().next().value as string);
+    this.clearAddresses.set(address, Date.now() + LEASE_MS);
   }
 
   /** The error the guard answers after `error`: a 401 is counted against the address, and may become a 429. */
