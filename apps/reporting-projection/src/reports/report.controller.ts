@@ -1,6 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { ReportRequestDto, RpcSubjects, SeriesRequestDto, type PreparingReport, type ReportReply } from '#libs/contracts';
+import { ReportRequestDto, RpcSubjects, SeriesRequestDto, type PreparingReport } from '#libs/contracts';
 import type { RawJson } from '#libs/nats';
 import { ReportService } from './report.service.js';
 import { SeriesService } from './series.service.js';
@@ -13,8 +13,9 @@ export class ReportController {
     private readonly series: SeriesService,
   ) {}
 
+  /** A ready report as its serialized JSON (RawJson), a new one as the PreparingReport of DESIGN §5. */
   @MessagePattern(RpcSubjects.reportGet)
-  report(@Payload() request: ReportRequestDto): Promise<ReportReply> {
+  report(@Payload() request: ReportRequestDto): Promise<RawJson | PreparingReport> {
     return this.reports.report(request);
   }
 

@@ -1,16 +1,24 @@
 import { Injectable } from '@nestjs/common';
-import type { ReportReply, ReportRequestDto } from '#libs/contracts';
+import type { PreparingReport, Report, ReportRequestDto } from '#libs/contracts';
+import { RawJson } from '#libs/nats';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
 import { PublicationService } from '../publication/publication.service.js';
 import { SnapshotRepository } from '../publication/snapshot.repository.js';
 import type { ScopeRef, Snapshot } from '../publication/snapshot.js';
+import { reportStatus } from '../rules/coverage.js';
 import { PublishedCaches, type PublishedCache } from './published-cache.js';
 import { presentPreparing, presentReport } from './report.presenter.js';
 
-/** Reports from published snapshots, cached in memory until the next publication (PublishedCache). */
+interface CachedReport {
+  snapshot: Snapshot;
+  /** The reply serialized once per status, not per request (the read path's hot spot, issue 15). */
+  json: Partial<Record<Report['status'], RawJson>>;
+}
+
+/** Reports from published snapshots, cached in memory until the next publication (PublishedCache), each answered as the JSON serialized once. */
 @Injectable()
 export class ReportService {
-  private readonly cache: PublishedCache<Snapshot>;
+  private readonly cache: PublishedCache<CachedReport>;
 
   constructor(
     private readonly snapshots: SnapshotRepository,
@@ -21,11 +29,18 @@ export class ReportService {
     this.cache = caches.create(env.REPORT_CACHE_ENTRIES);
   }
 
-  async report(request: ReportRequestDto): Promise<ReportReply> {
+  async report(request: ReportRequestDto): Promise<RawJson | PreparingReport> {
     const scope: ScopeRef = { agentId: request.agent_id, traffic: request.traffic, timeRange: request.time_range };
     const key = `${scope.agentId}\u0000${scope.traffic}\u0000${scope.timeRange}`;
-    const snapshot = await this.cache.get(key, () => this.snapshots.find(scope));
-    if (snapshot) return presentReport(snapshot, new Date(), this.env.REPORTING_STALE_AFTER_MS);
+    const cached = await this.cache.get(key, async () => {
+      const snapshot = await this.snapshots.find(scope);
+      return snapshot && { snapshot, json: {} };
+    });
+    if (cached) {
+      const now = new Date();
+      const status = reportStatus(cached.snapshot.processedThrough, now, this.env.REPORTING_STALE_AFTER_MS);
+      return (cached.json[status] ??= RawJson.of(JSON.stringify(presentReport(cached.snapshot, now, this.env.REPORTING_STALE_AFTER_MS))));
+    }
     await this.snapshots.register(scope);
     void this.publication.prepare(scope);
     return presentPreparing(scope.agentId, scope.traffic, scope.timeRange);
