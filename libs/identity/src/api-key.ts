@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Platform API keys (DESIGN §3): `sk_live_` / `sk_test_` followed by random base62 characters.
@@ -47,9 +47,12 @@ export function generateKeyId(): string {
   return `key_${randomBase62(KEY_ID_RANDOM_LENGTH)}`;
 }
 
-/** SHA-256 of the full secret (prefix included): what the database stores. */
+/**
+ * SHA-256 of the full secret (prefix included): what the database stores. The one-shot
+ * `crypto.hash` (no Hash object per call): it runs for every request with an API key.
+ */
 export function hashApiKey(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return hash('sha256', secret, 'buffer');
 }
 
 /** Constant-time comparison of two hashes (false on different lengths). */
