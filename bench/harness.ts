@@ -3,6 +3,7 @@
  * autocannon runs, and one printed line per measured load.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fmt } from './support.js';
 
@@ -25,6 +26,8 @@ interface AutocannonOptions {
   /** The sequence every connection loops over (e.g. one request per platform key). */
   requests?: { path?: string; headers?: Record<string, string> }[];
   timeout?: number;
+  /** Requests per second over all connections (default: as fast as answers come). */
+  overallRate?: number;
 }
 type Autocannon = (options: AutocannonOptions) => Promise<AutocannonResult>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -48,9 +51,17 @@ export interface LoadFigures {
 /** One autocannon run (autocannon runs in this process, on the main thread); `requests`: a sequence each connection loops over. */
 export async function load(
   url: string,
-  options: { connections: number; seconds: number; headers?: Record<string, string>; requests?: AutocannonOptions['requests'] },
+  options: { connections: number; seconds: number; headers?: Record<string, string>; requests?: AutocannonOptions['requests']; overallRate?: number },
 ): Promise<LoadFigures> {
-  const result = await autocannon({ url, connections: options.connections, duration: options.seconds, headers: options.headers, requests: options.requests, timeout: 10 });
+  const result = await autocannon({
+    url,
+    connections: options.connections,
+    duration: options.seconds,
+    headers: options.headers,
+    requests: options.requests,
+    timeout: 10,
+    overallRate: options.overallRate,
+  });
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -161,4 +172,23 @@ export function metricSum(samples: MetricSample[], name: string, labels: Record<
 /** CPU seconds (user + system) a service has used, from its `/metrics`. */
 export async function cpuSeconds(metricsUrl: string): Promise<number> {
   return metricSum(await scrapeMetrics(metricsUrl), 'process_cpu_seconds_total');
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on Linux). */
+const USER_HZ = 100;
+
+/**
+ * CPU seconds (user + system) a child process has used so far, from /proc (Linux): for
+ * processes without a /metrics page (the ceiling's), and the same measure for those with one.
+ */
+export function childCpuSeconds(child: Child): number {
+  const stat = readFileSync(`/proc/${child.process.pid}/stat`, 'utf8');
+  // Fields after the command name (which is in parentheses and may hold spaces): utime is the 14th field, stime the 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+}
+
+/** CPU seconds of each child, for a per-request figure around a load. */
+export function cpuOf(children: Child[]): number[] {
+  return children.map(childCpuSeconds);
 }

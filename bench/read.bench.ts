@@ -6,15 +6,23 @@
  * route does one NATS request/reply to a trivial responder (another child process) on the same
  * private NATS.
  *
+ * The gateway and the ceiling run side by side and are loaded in turns (ROUNDS of each); every
+ * load prints the CPU each process spent per request (from /proc: independent of what else runs
+ * on the machine, unlike req/s) and the load average around it.
+ *
  *   npm run bench:read                      (DURATION=5 npm run bench:read for a quick run)
- *   CONNECTIONS=50 DURATION=20 EVENTS=4000 are the defaults.
+ *   CONNECTIONS=50 DURATION=20 EVENTS=4000 ROUNDS=1 are the defaults; the services read the
+ *   environment (e.g. RATE_LIMIT_PER_KEY_PER_MINUTE=0 measures without the per-key limit);
+ *   GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the gateway; RATE=1000 loads at
+ *   a fixed 1,000 req/s (CPU per request of two builds compared at the same rate on a busy machine).
  */
 import { execFile } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { promisify } from 'node:util';
 import { Durables, Streams } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { REDIS_URL, connectProducer, freePort, newTestDatabase, startNats, waitFor, type WireEvent } from '../test/support/index.js';
-import { describeLoad, load, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
+import { cpuOf, describeLoad, load, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
 import { fmt, machine } from './support.js';
 
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
@@ -24,6 +32,12 @@ const EVENTS = Number(process.env.EVENTS ?? 4000);
 const AGENT = 'agent_bench_read';
 const TARGET_RPS = 5000;
 const TARGET_P99_MS = 25;
+/** Issue 15: the gateway at ≥ 0.8 of the ceiling's req/s, with a p99 at most 1.3 × the ceiling's, in the same run. */
+const CEILING_RATIO_TARGET = 0.8;
+const CEILING_P99_TARGET = 1.3;
+const ROUNDS = Number(process.env.ROUNDS ?? 1);
+/** RATE=n: the measured loads at n req/s instead of as fast as answers come (CPU per request compared at the same rate). */
+const RATE = process.env.RATE ? Number(process.env.RATE) : undefined;
 const run = promisify(execFile);
 
 /**
@@ -118,7 +132,9 @@ async function main() {
     children.push(reporting);
     await waitForHttp(`http://127.0.0.1:${reportingPort}/health/ready`, { child: reporting });
     const gatewayPort = await freePort();
-    const gateway = startChild('gateway', 'dist/apps/gateway/src/main.js', { ...common, PORT: gatewayPort });
+    // GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the gateway.
+    const nodeArgs = process.env.GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const gateway = startChild('gateway', 'dist/apps/gateway/src/main.js', { ...common, PORT: gatewayPort }, [], nodeArgs);
     children.push(gateway);
     await waitForHttp(`http://127.0.0.1:${gatewayPort}/health/ready`, { child: gateway });
 
@@ -154,11 +170,6 @@ async function main() {
         `earnings_micros ${fmt(Number(report.earnings_micros))}, coverage ${String(report.earnings_coverage)}`,
     );
 
-    await load(url, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, headers });
-    const gatewayFigures = await load(url, { connections: CONNECTIONS, seconds: SECONDS, headers });
-    // The gateway first, so no request in flight meets a reporting-projection that is gone.
-    for (const child of children.splice(0).reverse()) await child.stop();
-
     const ceilingPort = await freePort();
     const responder = startChild('ceiling-responder', 'dist/bench/ceiling-app.js', { NATS_URL: nats.url }, ['responder']);
     children.push(responder);
@@ -166,17 +177,49 @@ async function main() {
     children.push(server);
     const ceilingUrl = `http://127.0.0.1:${ceilingPort}/ceiling`;
     await waitForHttp(ceilingUrl, { child: server });
-    await load(ceilingUrl, { connections: CONNECTIONS, seconds: WARMUP_SECONDS });
-    const ceilingFigures = await load(ceilingUrl, { connections: CONNECTIONS, seconds: SECONDS });
 
+    // The gateway and the ceiling take turns (ROUNDS of each), so load from outside the bench falls on both alike.
+    const measure = async (target: string, measured: Child[], requestHeaders?: Record<string, string>) => {
+      await load(target, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, headers: requestHeaders });
+      const loadBefore = loadavg()[0];
+      const before = cpuOf(measured);
+      const benchBefore = process.cpuUsage();
+      const figures = await load(target, { connections: CONNECTIONS, seconds: SECONDS, headers: requestHeaders, overallRate: RATE });
+      const after = cpuOf(measured);
+      const bench = process.cpuUsage(benchBefore);
+      const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, figures.total);
+      return {
+        figures,
+        cpu: measured.map((child, i) => ({ name: child.name, us: perRequest(after[i] - before[i]) })).concat({ name: 'load generator', us: perRequest((bench.user + bench.system) / 1e6) }),
+        load: `load average ${loadBefore.toFixed(1)} → ${loadavg()[0].toFixed(1)}`,
+      };
+    };
+    const rounds: { gateway: Awaited<ReturnType<typeof measure>>; ceiling: Awaited<ReturnType<typeof measure>> }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      rounds.push({ gateway: await measure(url, [gateway, reporting], headers), ceiling: await measure(ceilingUrl, [server, responder]) });
+    }
+
+    const describeCpu = (cpu: { name: string; us: number }[]) => `CPU per request: ${cpu.map(({ name, us }) => `${name} ${us.toFixed(0)} µs`).join(', ')}`;
     console.log('');
-    console.log(`GET /agent/reporting?time_range=7d, ${CONNECTIONS} connections, ${SECONDS} s (after ${WARMUP_SECONDS} s warm-up), autocannon in the bench process:`);
-    console.log(`gateway → NATS → reporting-projection (child processes from dist, LOG_LEVEL=warn):`);
-    console.log(`  ${describeLoad(gatewayFigures)}`);
-    console.log(`  ${verdict(gatewayFigures)}`);
+    console.log(`GET /agent/reporting?time_range=7d, ${CONNECTIONS} connections, ${SECONDS} s (after ${WARMUP_SECONDS} s warm-up), autocannon in the bench process${RATE ? ` at ${fmt(RATE)} req/s` : ''}, ${ROUNDS} round(s) gateway then ceiling;`);
+    console.log(
+      `gateway → NATS → reporting-projection (child processes from dist, LOG_LEVEL=warn, RATE_LIMIT_PER_KEY_PER_MINUTE=${process.env.RATE_LIMIT_PER_KEY_PER_MINUTE ?? 'default (600000)'}${nodeArgs.length ? `, node ${nodeArgs.join(' ')}` : ''});`,
+    );
     console.log(`ceiling: bare NestJS-on-Fastify child process, one route = one NATS request/reply to a trivial responder child process:`);
-    console.log(`  ${describeLoad(ceilingFigures)}`);
-    console.log(`  gateway reaches ${((100 * gatewayFigures.rps) / ceilingFigures.rps).toFixed(0)} % of the ceiling's req/s`);
+    for (const [i, { gateway: g, ceiling: c }] of rounds.entries()) {
+      console.log(`round ${i + 1}`);
+      console.log(`  gateway: ${describeLoad(g.figures)}`);
+      console.log(`    ${describeCpu(g.cpu)}; ${g.load}`);
+      console.log(`    ${verdict(g.figures)}`);
+      console.log(`  ceiling: ${describeLoad(c.figures)}`);
+      console.log(`    ${describeCpu(c.cpu)}; ${c.load}`);
+      const ratio = g.figures.rps / c.figures.rps;
+      const p99 = g.figures.p99 / Math.max(1, c.figures.p99);
+      console.log(
+        `  gateway/ceiling: ${ratio.toFixed(2)} of its req/s (target ≥ ${CEILING_RATIO_TARGET}: ${ratio >= CEILING_RATIO_TARGET ? 'met' : 'NOT met'}), ` +
+          `p99 ${p99.toFixed(2)}× (target ≤ ${CEILING_P99_TARGET}×: ${p99 <= CEILING_P99_TARGET ? 'met' : 'NOT met'})`,
+      );
+    }
   } finally {
     for (const child of children.reverse()) await child.stop();
     await nats.stop();
