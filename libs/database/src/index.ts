@@ -6,5 +6,6 @@ export {
   isTransientDatabaseError,
   type ServiceDataSourceOptions,
 } from './data-source.js';
-export { OutboxEventEntity, OutboxTableMigration, outboxTableDdl, type OutboxEventRow } from './outbox-event.entity.js';
+export { OutboxEventEntity, type OutboxEventRow } from './outbox-event.entity.js';
+export { outboxTableDdl, outboxTableMigration, sqlMigration, type MigrationClass } from './sql-migration.js';
 export { OutboxRepository } from './outbox.repository.js';

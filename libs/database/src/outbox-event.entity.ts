@@ -1,4 +1,4 @@
-import { Column, PrimaryColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { Column, PrimaryColumn } from 'typeorm';
 
 /**
  * The columns of a transactional outbox table: an event written in the same transaction as the
@@ -26,27 +26,3 @@ export interface OutboxEventRow<Payload extends object = object> {
   payload: Payload;
 }
 
-/** The DDL of an outbox table `<schema>.outbox` (the columns of OutboxEventEntity), for migrations. */
-export function outboxTableDdl(schema: string): string {
-  return `
-      CREATE TABLE ${schema}.outbox (
-        event_id text PRIMARY KEY,
-        subject text NOT NULL,
-        payload jsonb NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now()
-      )`;
-}
-
-/** A migration that adds the outbox table of `schema` (a subclass names the migration and the schema). */
-export abstract class OutboxTableMigration implements MigrationInterface {
-  abstract readonly name: string;
-  protected abstract readonly schema: string;
-
-  async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(outboxTableDdl(this.schema));
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP TABLE IF EXISTS ${this.schema}.outbox`);
-  }
-}

@@ -1,5 +1,4 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { outboxTableDdl } from '#libs/database';
+import { outboxTableDdl, sqlMigration } from '#libs/database';
 
 /**
  * Schema `recommendations` (issue 5):
@@ -14,11 +13,10 @@ import { outboxTableDdl } from '#libs/database';
  * - `outbox`: the `events.recommendation.generated` events, written in the transaction that
  *   records the recommendations and deleted once JetStream acknowledged them.
  */
-export class RecommendationsInitial1764460800000 implements MigrationInterface {
-  name = 'RecommendationsInitial1764460800000';
-
-  async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`
+export const RecommendationsInitial1764460800000 = sqlMigration(
+  'RecommendationsInitial1764460800000',
+  [
+    `
       CREATE TABLE recommendations.ads (
         ad_id text PRIMARY KEY,
         product_id text NOT NULL,
@@ -38,9 +36,9 @@ export class RecommendationsInitial1764460800000 implements MigrationInterface {
           || setweight(to_tsvector('english'::regconfig, coalesce(tail_summary, '')), 'C')
           || setweight(to_tsvector('english'::regconfig, coalesce(creative_input ->> 'short_description', '')), 'C')
         ) STORED
-      )`);
-    await queryRunner.query(`CREATE INDEX ads_search_idx ON recommendations.ads USING gin (search_vector)`);
-    await queryRunner.query(`
+      )`,
+    `CREATE INDEX ads_search_idx ON recommendations.ads USING gin (search_vector)`,
+    `
       CREATE TABLE recommendations.recommendation_request (
         agent_id text NOT NULL,
         traffic text NOT NULL CHECK (traffic IN ('live', 'test')),
@@ -49,8 +47,8 @@ export class RecommendationsInitial1764460800000 implements MigrationInterface {
         request_id text NOT NULL,
         created_at timestamptz NOT NULL,
         PRIMARY KEY (agent_id, traffic, session_id, message_id)
-      )`);
-    await queryRunner.query(`
+      )`,
+    `
       CREATE TABLE recommendations.recommendation (
         recommendation_id text PRIMARY KEY,
         agent_id text NOT NULL,
@@ -70,13 +68,8 @@ export class RecommendationsInitial1764460800000 implements MigrationInterface {
         UNIQUE (agent_id, traffic, session_id, message_id, rank),
         FOREIGN KEY (agent_id, traffic, session_id, message_id)
           REFERENCES recommendations.recommendation_request (agent_id, traffic, session_id, message_id)
-      )`);
-    await queryRunner.query(outboxTableDdl('recommendations'));
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of ['outbox', 'recommendation', 'recommendation_request', 'ads']) {
-      await queryRunner.query(`DROP TABLE IF EXISTS recommendations.${table}`);
-    }
-  }
-}
+      )`,
+    outboxTableDdl('recommendations'),
+  ],
+  ['outbox', 'recommendation', 'recommendation_request', 'ads'].map((table) => `DROP TABLE IF EXISTS recommendations.${table}`),
+);

@@ -1,4 +1,4 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '#libs/database';
 
 /**
  * Key management for platform owners (DESIGN §7): a key's name (null for keys made by the ops
@@ -6,18 +6,15 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * their next use), when it was last used (batched by the gateway), and the audit trail of key
  * creations and revocations (who: an owner's ID-token `sub`, or ops).
  */
-export class IdentityOwnerKeys1795740000000 implements MigrationInterface {
-  name = 'IdentityOwnerKeys1795740000000';
-
-  async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`ALTER TABLE identity.api_key ADD COLUMN name text`);
-    await queryRunner.query(`ALTER TABLE identity.api_key ADD COLUMN last4 text`);
-    await queryRunner.query(`ALTER TABLE identity.api_key ADD COLUMN last_used_at timestamptz`);
-    await queryRunner.query(
-      `ALTER TABLE identity.api_key ADD CONSTRAINT api_key_name_check CHECK (name IS NULL OR char_length(name) BETWEEN 1 AND 64)`,
-    );
-    await queryRunner.query(`ALTER TABLE identity.api_key ADD CONSTRAINT api_key_last4_check CHECK (last4 IS NULL OR last4 ~ '^[0-9A-Za-z]{4}$')`);
-    await queryRunner.query(`
+export const IdentityOwnerKeys1795740000000 = sqlMigration(
+  'IdentityOwnerKeys1795740000000',
+  [
+    `ALTER TABLE identity.api_key ADD COLUMN name text`,
+    `ALTER TABLE identity.api_key ADD COLUMN last4 text`,
+    `ALTER TABLE identity.api_key ADD COLUMN last_used_at timestamptz`,
+    `ALTER TABLE identity.api_key ADD CONSTRAINT api_key_name_check CHECK (name IS NULL OR char_length(name) BETWEEN 1 AND 64)`,
+    `ALTER TABLE identity.api_key ADD CONSTRAINT api_key_last4_check CHECK (last4 IS NULL OR last4 ~ '^[0-9A-Za-z]{4}$')`,
+    `
       CREATE TABLE identity.api_key_audit (
         audit_id bigserial NOT NULL,
         agent_id text NOT NULL,
@@ -31,16 +28,15 @@ export class IdentityOwnerKeys1795740000000 implements MigrationInterface {
         CONSTRAINT api_key_audit_pkey PRIMARY KEY (audit_id),
         CONSTRAINT api_key_audit_action_check CHECK (action IN ('created', 'revoked')),
         CONSTRAINT api_key_audit_actor_check CHECK ((actor = 'owner' AND actor_sub IS NOT NULL) OR (actor = 'ops' AND actor_sub IS NULL))
-      )`);
-    await queryRunner.query(`CREATE INDEX api_key_audit_agent_id_idx ON identity.api_key_audit (agent_id, audit_id)`);
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP TABLE IF EXISTS identity.api_key_audit`);
-    await queryRunner.query(`ALTER TABLE identity.api_key DROP CONSTRAINT IF EXISTS api_key_last4_check`);
-    await queryRunner.query(`ALTER TABLE identity.api_key DROP CONSTRAINT IF EXISTS api_key_name_check`);
-    await queryRunner.query(`ALTER TABLE identity.api_key DROP COLUMN IF EXISTS last_used_at`);
-    await queryRunner.query(`ALTER TABLE identity.api_key DROP COLUMN IF EXISTS last4`);
-    await queryRunner.query(`ALTER TABLE identity.api_key DROP COLUMN IF EXISTS name`);
-  }
-}
+      )`,
+    `CREATE INDEX api_key_audit_agent_id_idx ON identity.api_key_audit (agent_id, audit_id)`,
+  ],
+  [
+    `DROP TABLE IF EXISTS identity.api_key_audit`,
+    `ALTER TABLE identity.api_key DROP CONSTRAINT IF EXISTS api_key_last4_check`,
+    `ALTER TABLE identity.api_key DROP CONSTRAINT IF EXISTS api_key_name_check`,
+    `ALTER TABLE identity.api_key DROP COLUMN IF EXISTS last_used_at`,
+    `ALTER TABLE identity.api_key DROP COLUMN IF EXISTS last4`,
+    `ALTER TABLE identity.api_key DROP COLUMN IF EXISTS name`,
+  ],
+);

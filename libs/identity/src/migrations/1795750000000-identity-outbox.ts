@@ -1,11 +1,8 @@
-import { OutboxTableMigration } from '#libs/database';
+import { outboxTableMigration } from '#libs/database';
 
 /**
  * The gateway's outbox: a tracking event (events.recommendation.shown/clicked) whose JetStream
  * publish failed is written here, so the link still answers 204 / 302 (DESIGN §5) and the
  * gateway's relay publishes the event once JetStream acknowledges again.
  */
-export class IdentityOutbox1795750000000 extends OutboxTableMigration {
-  name = 'IdentityOutbox1795750000000';
-  protected schema = 'identity';
-}
+export const IdentityOutbox1795750000000 = outboxTableMigration('IdentityOutbox1795750000000', 'identity');

@@ -1,14 +1,13 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '#libs/database';
 
 /**
  * The payout read model (DESIGN §4 "Payout read model"): one row per record, holding the full
  * current state of its latest event and that event's `version`, so older events are ignored.
  */
-export class PayoutsInitial1764201600000 implements MigrationInterface {
-  name = 'PayoutsInitial1764201600000';
-
-  async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`
+export const PayoutsInitial1764201600000 = sqlMigration(
+  'PayoutsInitial1764201600000',
+  [
+    `
       CREATE TABLE payouts.balance (
         agent_id text NOT NULL,
         currency text NOT NULL,
@@ -19,8 +18,8 @@ export class PayoutsInitial1764201600000 implements MigrationInterface {
         updated_at timestamptz NOT NULL,
         version bigint NOT NULL,
         PRIMARY KEY (agent_id, currency)
-      )`);
-    await queryRunner.query(`
+      )`,
+    `
       CREATE TABLE payouts.readiness (
         agent_id text PRIMARY KEY,
         setup_status text NOT NULL CHECK (setup_status IN ('not_started', 'in_progress', 'complete')),
@@ -29,8 +28,8 @@ export class PayoutsInitial1764201600000 implements MigrationInterface {
         blocked_reason text,
         updated_at timestamptz NOT NULL,
         version bigint NOT NULL
-      )`);
-    await queryRunner.query(`
+      )`,
+    `
       CREATE TABLE payouts.statement (
         statement_id text PRIMARY KEY,
         agent_id text NOT NULL,
@@ -48,20 +47,15 @@ export class PayoutsInitial1764201600000 implements MigrationInterface {
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL,
         version bigint NOT NULL
-      )`);
+      )`,
     // Lists are newest period first, ties by statement id, with or without a status filter:
     // both orders are index scans that stop after the page.
-    await queryRunner.query(`
+    `
       CREATE INDEX statement_agent_period_idx
-        ON payouts.statement (agent_id, period_start DESC, period_end DESC, statement_id DESC)`);
-    await queryRunner.query(`
+        ON payouts.statement (agent_id, period_start DESC, period_end DESC, statement_id DESC)`,
+    `
       CREATE INDEX statement_agent_status_period_idx
-        ON payouts.statement (agent_id, status, period_start DESC, period_end DESC, statement_id DESC)`);
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of ['statement', 'readiness', 'balance']) {
-      await queryRunner.query(`DROP TABLE IF EXISTS payouts.${table}`);
-    }
-  }
-}
+        ON payouts.statement (agent_id, status, period_start DESC, period_end DESC, statement_id DESC)`,
+  ],
+  ['statement', 'readiness', 'balance'].map((table) => `DROP TABLE IF EXISTS payouts.${table}`),
+);

@@ -1,4 +1,4 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '#libs/database';
 
 const COUNTER_COLUMNS = `
   exposures bigint NOT NULL DEFAULT 0,
@@ -14,11 +14,10 @@ const COUNTER_COLUMNS = `
  * The reporting read model: per-recommendation state, accounting entries, minute/hour/day
  * rollups of every Report counter, watermarks, prepared scopes and published snapshots.
  */
-export class ReportingInitial1764115200000 implements MigrationInterface {
-  name = 'ReportingInitial1764115200000';
-
-  async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`
+export const ReportingInitial1764115200000 = sqlMigration(
+  'ReportingInitial1764115200000',
+  [
+    `
       CREATE TABLE reporting.recommendation (
         recommendation_id text PRIMARY KEY,
         -- identity is null while the row only holds accounting entries that arrived first
@@ -30,8 +29,8 @@ export class ReportingInitial1764115200000 implements MigrationInterface {
         attributed_entries integer NOT NULL DEFAULT 0,
         attributed_usd_micros bigint NOT NULL DEFAULT 0,
         foreign_currency_entries integer NOT NULL DEFAULT 0
-      ) WITH (fillfactor = 80)`);
-    await queryRunner.query(`
+      ) WITH (fillfactor = 80)`,
+    `
       CREATE TABLE reporting.accounting_entry (
         entry_id text PRIMARY KEY,
         agent_id text NOT NULL,
@@ -41,43 +40,43 @@ export class ReportingInitial1764115200000 implements MigrationInterface {
         currency text,
         recorded_at timestamptz NOT NULL,
         attributed boolean NOT NULL
-      )`);
-    await queryRunner.query(`
+      )`,
+    `
       CREATE INDEX accounting_entry_unattributed_idx
-        ON reporting.accounting_entry (recommendation_id) WHERE NOT attributed`);
-    for (const grain of ['minute', 'hour', 'day']) {
-      await queryRunner.query(`
-        CREATE TABLE reporting.rollup_${grain} (
-          agent_id text NOT NULL,
-          traffic text NOT NULL,
-          bucket timestamptz NOT NULL,
-          ${COUNTER_COLUMNS},
-          PRIMARY KEY (agent_id, traffic, bucket)
-        ) WITH (fillfactor = 80)`);
-    }
-    await queryRunner.query(`
+        ON reporting.accounting_entry (recommendation_id) WHERE NOT attributed`,
+    ...['minute', 'hour', 'day'].map(
+      (grain) => `
+      CREATE TABLE reporting.rollup_${grain} (
+        agent_id text NOT NULL,
+        traffic text NOT NULL,
+        bucket timestamptz NOT NULL,
+        ${COUNTER_COLUMNS},
+        PRIMARY KEY (agent_id, traffic, bucket)
+      ) WITH (fillfactor = 80)`,
+    ),
+    `
       CREATE TABLE reporting.reconciliation_watermark (
         traffic text NOT NULL,
         -- '' is the watermark of every platform
         agent_id text NOT NULL,
         reconciled_through timestamptz NOT NULL,
         PRIMARY KEY (traffic, agent_id)
-      )`);
-    await queryRunner.query(`
+      )`,
+    `
       CREATE TABLE reporting.platform_timezone (
         agent_id text PRIMARY KEY,
         timezone text NOT NULL,
         updated_at timestamptz NOT NULL
-      )`);
-    await queryRunner.query(`
+      )`,
+    `
       CREATE TABLE reporting.report_scope (
         agent_id text NOT NULL,
         traffic text NOT NULL,
         time_range text NOT NULL,
         registered_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (agent_id, traffic, time_range)
-      )`);
-    await queryRunner.query(`
+      )`,
+    `
       CREATE TABLE reporting.report_snapshot (
         agent_id text NOT NULL,
         traffic text NOT NULL,
@@ -91,32 +90,27 @@ export class ReportingInitial1764115200000 implements MigrationInterface {
         earnings_coverage text NOT NULL,
         ${COUNTER_COLUMNS},
         PRIMARY KEY (agent_id, traffic, time_range)
-      )`);
-    await queryRunner.query(`
+      )`,
+    `
       CREATE TABLE reporting.publication_state (
         id smallint PRIMARY KEY CHECK (id = 1),
         processed_through timestamptz,
         last_started_at timestamptz,
         last_completed_at timestamptz,
         last_error text
-      )`);
-    await queryRunner.query(`INSERT INTO reporting.publication_state (id) VALUES (1)`);
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of [
-      'publication_state',
-      'report_snapshot',
-      'report_scope',
-      'platform_timezone',
-      'reconciliation_watermark',
-      'rollup_day',
-      'rollup_hour',
-      'rollup_minute',
-      'accounting_entry',
-      'recommendation',
-    ]) {
-      await queryRunner.query(`DROP TABLE IF EXISTS reporting.${table}`);
-    }
-  }
-}
+      )`,
+    `INSERT INTO reporting.publication_state (id) VALUES (1)`,
+  ],
+  [
+    'publication_state',
+    'report_snapshot',
+    'report_scope',
+    'platform_timezone',
+    'reconciliation_watermark',
+    'rollup_day',
+    'rollup_hour',
+    'rollup_minute',
+    'accounting_entry',
+    'recommendation',
+  ].map((table) => `DROP TABLE IF EXISTS reporting.${table}`),
+);

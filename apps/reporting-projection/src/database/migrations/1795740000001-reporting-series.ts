@@ -1,4 +1,4 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '#libs/database';
 
 /**
  * Report series (DESIGN §7): the registered series scopes (platform, traffic, time range,
@@ -6,11 +6,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * snapshot as the report snapshots, so that the buckets sum to the report of the same scope.
  * The buckets are kept as served (a JSON array of {start_at, end_at, five figures}).
  */
-export class ReportingSeries1795740000001 implements MigrationInterface {
-  name = 'ReportingSeries1795740000001';
-
-  async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`
+export const ReportingSeries1795740000001 = sqlMigration(
+  'ReportingSeries1795740000001',
+  [
+    `
       CREATE TABLE reporting.series_scope (
         agent_id text NOT NULL,
         traffic text NOT NULL,
@@ -18,8 +17,8 @@ export class ReportingSeries1795740000001 implements MigrationInterface {
         granularity text NOT NULL CHECK (granularity IN ('hour', 'day')),
         registered_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (agent_id, traffic, time_range, granularity)
-      )`);
-    await queryRunner.query(`
+      )`,
+    `
       CREATE TABLE reporting.series_snapshot (
         agent_id text NOT NULL,
         traffic text NOT NULL,
@@ -32,11 +31,10 @@ export class ReportingSeries1795740000001 implements MigrationInterface {
         timezone text NOT NULL,
         buckets jsonb NOT NULL,
         PRIMARY KEY (agent_id, traffic, time_range, granularity)
-      )`);
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP TABLE IF EXISTS reporting.series_snapshot`);
-    await queryRunner.query(`DROP TABLE IF EXISTS reporting.series_scope`);
-  }
-}
+      )`,
+  ],
+  [
+    `DROP TABLE IF EXISTS reporting.series_snapshot`,
+    `DROP TABLE IF EXISTS reporting.series_scope`,
+  ],
+);
