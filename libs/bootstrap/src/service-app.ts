@@ -1,6 +1,6 @@
 import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { ConfigError, loadEnv, type ServerEnv } from '#libs/config';
+import { ConfigError, loadEnv, type ServerEnv, type ServiceEnv } from '#libs/config';
 import { createLogger, type Logger } from '#libs/observability';
 import { createHttpApp, exitAfterShutdownTimeout } from './http-app.js';
 import { InfrastructureModule, type InfrastructureOptions } from './infrastructure.module.js';
@@ -23,7 +23,7 @@ export async function createServiceApp<Env extends ServerEnv>(module: Type, opti
   return app;
 }
 
-export interface RunServiceOptions<Env extends ServerEnv & { HOST: string }> {
+export interface RunServiceOptions<Env extends ServiceEnv> {
   service: string;
   env: new () => Env;
   /** The service's HTTP port variable (each service has its own, DESIGN §2). */
@@ -37,7 +37,7 @@ export interface RunServiceOptions<Env extends ServerEnv & { HOST: string }> {
  * process with exit code 1 after one line per invalid setting on stderr (ConfigError.lines), not
  * a stack trace.
  */
-export async function runService<Env extends ServerEnv & { HOST: string }>(options: RunServiceOptions<Env>): Promise<void> {
+export async function runService<Env extends ServiceEnv>(options: RunServiceOptions<Env>): Promise<void> {
   let env: Env;
   try {
     env = loadEnv(options.env);

@@ -51,6 +51,16 @@ export class ServerEnv {
   SHUTDOWN_TIMEOUT_MS = 10000;
 }
 
+/** Settings of every long-running service (not the CLIs): where it listens, its PostgreSQL pool. */
+export class ServiceEnv extends ServerEnv {
+  /** The address of the service's HTTP listener (its port is a variable of its own, DESIGN §2). */
+  @IsString()
+  HOST = '0.0.0.0';
+
+  @IsInt() @Min(1) @Max(100)
+  DATABASE_POOL_SIZE = 10;
+}
+
 export function natsServers(url: string): string[] {
   return url.split(',').map((s) => s.trim()).filter(Boolean);
 }

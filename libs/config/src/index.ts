@@ -1,3 +1,3 @@
 export { loadEnv, ConfigError, type InvalidSetting } from './load-env.js';
-export { ServerEnv, natsServers, natsIdentity, streamRetention, type NatsIdentity } from './base-env.js';
+export { ServerEnv, ServiceEnv, natsServers, natsIdentity, streamRetention, type NatsIdentity } from './base-env.js';
 export { IsCidrList, cidrList, isCidr } from './cidr-list.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateBy, ValidateIf } from 'class-validator';
-import { IsCidrList, ServerEnv } from '#libs/config';
+import { IsCidrList, ServiceEnv } from '#libs/config';
 
 /**
  * SHA-256 of tracking secrets that were published (the development default this repository
@@ -23,19 +23,13 @@ function NotPublished(): PropertyDecorator {
 const trackingSecretChecked = (env: GatewayEnv) => env.TRACKING_SIGNING_SECRET !== undefined || env.TRACKING_SIGNING_SECRET_REQUIRED;
 
 /** Configuration of the gateway, validated once at start (DESIGN §2). */
-export class GatewayEnv extends ServerEnv {
+export class GatewayEnv extends ServiceEnv {
   @IsInt() @Min(0) @Max(65535)
   PORT = 3000;
-
-  @IsString()
-  HOST = '0.0.0.0';
 
   /** How long GET /agent/reporting waits for reporting-projection before answering 503. */
   @IsInt() @Min(50) @Max(60000)
   REPORTING_REQUEST_TIMEOUT_MS = 2000;
-
-  @IsInt() @Min(1) @Max(100)
-  DATABASE_POOL_SIZE = 10;
 
   /**
    * Lifetime of cached API-key lookups (positive and negative) in each replica. At most 500 ms,

@@ -1,17 +1,11 @@
-import { IsInt, IsString, Max, Min } from 'class-validator';
-import { ServerEnv } from '#libs/config';
+import { IsInt, Max, Min } from 'class-validator';
+import { ServiceEnv } from '#libs/config';
 
 /** Configuration of payouts-read, validated once at start (DESIGN §2). */
-export class PayoutsReadEnv extends ServerEnv {
+export class PayoutsReadEnv extends ServiceEnv {
   /** HTTP listener for health and metrics only. */
   @IsInt() @Min(0) @Max(65535)
   PAYOUTS_HTTP_PORT = 3102;
-
-  @IsString()
-  HOST = '0.0.0.0';
-
-  @IsInt() @Min(1) @Max(100)
-  DATABASE_POOL_SIZE = 10;
 
   /** Payout events fetched and applied per transaction. */
   @IsInt() @Min(1) @Max(10000)

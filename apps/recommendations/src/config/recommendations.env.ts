@@ -1,17 +1,11 @@
-import { IsInt, IsNumber, IsString, Max, Min } from 'class-validator';
-import { ServerEnv } from '#libs/config';
+import { IsInt, IsNumber, Max, Min } from 'class-validator';
+import { ServiceEnv } from '#libs/config';
 
 /** Configuration of the recommendations service, validated once at start (DESIGN §2). */
-export class RecommendationsEnv extends ServerEnv {
+export class RecommendationsEnv extends ServiceEnv {
   /** HTTP listener for health and metrics only. */
   @IsInt() @Min(0) @Max(65535)
   RECOMMENDATIONS_HTTP_PORT = 3104;
-
-  @IsString()
-  HOST = '0.0.0.0';
-
-  @IsInt() @Min(1) @Max(100)
-  DATABASE_POOL_SIZE = 10;
 
   /** Relevance floor: ads scoring below it (0–100) are never recommended. */
   @IsNumber() @Min(0) @Max(100)

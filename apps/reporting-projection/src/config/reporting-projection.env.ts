@@ -1,14 +1,11 @@
-import { IsInt, IsString, Max, Min } from 'class-validator';
-import { ServerEnv } from '#libs/config';
+import { IsInt, Max, Min } from 'class-validator';
+import { ServiceEnv } from '#libs/config';
 
 /** Configuration of reporting-projection, validated once at start (DESIGN §2). */
-export class ReportingProjectionEnv extends ServerEnv {
+export class ReportingProjectionEnv extends ServiceEnv {
   /** HTTP listener for health and metrics only. */
   @IsInt() @Min(0) @Max(65535)
   REPORTING_HTTP_PORT = 3101;
-
-  @IsString()
-  HOST = '0.0.0.0';
 
   @IsInt() @Min(100)
   REPORTING_PUBLISH_INTERVAL_MS = 60000;
@@ -27,9 +24,6 @@ export class ReportingProjectionEnv extends ServerEnv {
   /** Deliveries after which an event whose handling keeps failing is dead-lettered. */
   @IsInt() @Min(1) @Max(100)
   INGEST_MAX_DELIVERIES = 5;
-
-  @IsInt() @Min(1) @Max(100)
-  DATABASE_POOL_SIZE = 10;
 
   /** Snapshots kept in memory per replica to answer report requests without a query. */
   @IsInt() @Min(0)
