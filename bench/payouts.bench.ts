@@ -8,10 +8,13 @@
  * by the gateway from a local file through OIDC_JWKS_URL=/path/to/jwks.json); requests rotate
  * over the 50 platforms' tokens. For comparison in the same run, the plain page is also
  * measured through a second gateway without its payout cache (PAYOUTS_CACHE_TTL_MS=0), and
- * the CPU each process spent per request is read from its /metrics.
+ * the CPU each process spent per request is read from its /metrics. Then the plain page once
+ * more while statement updates are published through NATS at WRITES_PER_SECOND (50; as the
+ * payout producers would: payouts-read applies them and announces each platform, so the caches
+ * are dropped while read), and the gateway's GET /health/live as the ceiling of the same gateway.
  *
  *   npm run bench:payouts                   (DURATION=5 PLATFORMS=5 npm run bench:payouts for a quick run)
- *   CONNECTIONS=50 DURATION=20 PLATFORMS=50 STATEMENTS=2000 COMPARE=1 are the defaults
+ *   CONNECTIONS=50 DURATION=20 PLATFORMS=50 STATEMENTS=2000 COMPARE=1 WRITES_PER_SECOND=50 are the defaults
  *   (COMPARE=0 leaves out the gateway without cache).
  */
 import { createRequire } from 'node:module';
@@ -21,7 +24,7 @@ import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { NatsClient } from '#libs/nats';
 import { REDIS_URL, connectProducer, freePort, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
 import { TEST_AUDIENCE, TEST_ISSUER, generateTestKey, signIdToken, writeJwksFile } from '../test/support/oidc.js';
-import { cpuSeconds, describeLoad, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
+import { cpuSeconds, describeLoad, metricSum, scrapeMetrics, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
 import { fmt, machine } from './support.js';
 
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
@@ -30,11 +33,14 @@ const WARMUP_SECONDS = Math.min(3, SECONDS);
 const PLATFORMS = Number(process.env.PLATFORMS ?? 50);
 const STATEMENTS = Number(process.env.STATEMENTS ?? 2000);
 const COMPARE = process.env.COMPARE !== '0';
+/** Statement updates per second published during the run "with writes arriving" (issue 15). */
+const WRITES_PER_SECOND = Number(process.env.WRITES_PER_SECOND ?? 50);
 const TARGET_P99_MS = 30;
 const DAY = 86_400_000;
 const FIRST_PERIOD = Date.UTC(2021, 0, 1);
 
 const agentOf = (p: number) => `agent_bench_pay_${String(p).padStart(2, '0')}`;
+const agentIndex = (agent: string | undefined) => (agent ? Number(agent.slice('agent_bench_pay_'.length)) : 0);
 
 /** Statement n of a platform: one day each from 2021-01-01; mostly PAID with a transfer, the newest LOCKED. */
 function statement(agent: string, n: number) {
@@ -116,6 +122,53 @@ async function publish(url: string): Promise<number> {
   await Promise.all(inFlight);
   await producer.close();
   return count;
+}
+
+/**
+ * Publishes statement updates at WRITES_PER_SECOND through NATS as the payout producers would
+ * (the newest statement of each platform in turn, a higher version and a new updated_at each
+ * time), until stopped; payouts-read applies them and announces the platforms, so the gateway's
+ * and payouts-read's caches are dropped while the pages are read. Each publish awaits its PubAck.
+ */
+function startWriter(url: string): { stop(): Promise<{ published: number; failed: number; last: { agent: string; updatedAt: string } | undefined }> } {
+  let sent = 0;
+  let published = 0;
+  let failed = 0;
+  let last: { agent: string; updatedAt: string } | undefined;
+  const inFlight = new Set<Promise<unknown>>();
+  const producerReady = connectProducer(url);
+  const started = Date.now();
+  let version = 1;
+  const timer = setInterval(() => {
+    void producerReady.then((producer) => {
+      // Catch up with the schedule (timers are coarse under load): one event per 1/WRITES_PER_SECOND s since the start.
+      const due = Math.floor(((Date.now() - started) / 1000) * WRITES_PER_SECOND);
+      while (sent < due) {
+        const n = sent++;
+        const agent = agentOf(n % PLATFORMS);
+        if (n % PLATFORMS === 0) version++;
+        const payload = { ...statement(agent, STATEMENTS - 1), updated_at: new Date().toISOString(), version };
+        const publish = producer.publishRaw('events.payouts.statement', JSON.stringify(payload), `${payload.statement_id}_v${version}`).then(
+          () => {
+            published++;
+            last = { agent, updatedAt: payload.updated_at };
+          },
+          () => failed++,
+        );
+        inFlight.add(publish);
+        void publish.finally(() => inFlight.delete(publish));
+      }
+    });
+  }, 10);
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      const producer = await producerReady;
+      await Promise.all(inFlight);
+      await producer.close();
+      return { published, failed, last };
+    },
+  };
 }
 
 // autocannon ships no types; the part of its API used here (requests rotating the tokens).
@@ -279,6 +332,32 @@ async function main() {
       await measure(`GET ${statementsPath} with Accept-Encoding: gzip`, base, statementsPath, { 'accept-encoding': 'gzip' }),
       await measure(`GET ${overviewPath}`, base, overviewPath),
     ];
+
+    // The plain page again while statements are updated at WRITES_PER_SECOND: each update drops its platform's cached replies (gateway and payouts-read).
+    const cacheBefore = await scrapeMetrics(metrics.gateway);
+    const writer = startWriter(nats.url);
+    const underWrites = await measure(`GET ${statementsPath} with writes arriving (${WRITES_PER_SECOND} statement updates/s)`, base, statementsPath);
+    const written = await writer.stop();
+    const cacheAfter = await scrapeMetrics(metrics.gateway);
+    const delta = (name: string, labels: Record<string, string>) => (metricSum(cacheAfter, name, labels) || 0) - (metricSum(cacheBefore, name, labels) || 0);
+    const misses = delta('weave_gateway_payout_cache_total', { outcome: 'miss' });
+    const hits = delta('weave_gateway_payout_cache_total', { outcome: 'hit' });
+    // Every update is applied and visible: the last one shows in its platform's first page.
+    const updatesApplied = await waitFor(
+      async () => {
+        const { body } = await check(statementsPath, tokens[agentIndex(written.last?.agent)]);
+        const newest = (body.items as { statement_id: string; updated_at: string }[])[0];
+        return newest.updated_at === written.last?.updatedAt ? newest : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: 'the last statement update to be visible' },
+    );
+    underWrites.cpu +=
+      `\n  writes: ${fmt(written.published)} statement updates published (${written.failed} failed) over the run and its warm-up; gateway payout cache ${fmt(hits)} hits, ${fmt(misses)} misses` +
+      ` (${((100 * misses) / Math.max(1, hits + misses)).toFixed(1)} % asked payouts-read); the last update (${updatesApplied.statement_id}, updated_at ${updatesApplied.updated_at}) is in its platform's first page`;
+    results.push(underWrites);
+
+    // Ceiling: the same gateway's GET /health/live (no authentication, no I/O), same connections and tokens.
+    results.push(await measure('ceiling: GET /health/live of the same gateway (no authentication, no I/O)', base, '/health/live'));
     if (COMPARE) {
       // The same gateway without its payout cache: every request goes to payouts-read (which keeps its own cache).
       const plainPort = await freePort();
@@ -299,7 +378,7 @@ async function main() {
       console.log(name);
       console.log(`  ${describeLoad(figures)}`);
       console.log(`  ${cpu}`);
-      console.log(`  ${verdict(figures)}`);
+      if (!name.startsWith('ceiling')) console.log(`  ${verdict(figures)}`);
     }
   } finally {
     for (const child of children.reverse()) await child.stop();
