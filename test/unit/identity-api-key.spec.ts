@@ -2,6 +2,7 @@ import {
   generateApiKey,
   generateKeyId,
   hashApiKey,
+  hashApiKeyBase64,
   hashesEqual,
   isValidAgentId,
   isValidKeyId,
@@ -61,6 +62,9 @@ describe('API key format', () => {
     expect(hashesEqual(hash, hashApiKey(key))).toBe(true);
     expect(hashesEqual(hash, hashApiKey(generateApiKey('test')))).toBe(false);
     expect(hashesEqual(hash, hash.subarray(0, 16))).toBe(false);
+    // The base64 form (the gateway's cache key) is the same digest, and SHA-256 of a known input.
+    expect(hashApiKeyBase64(key)).toBe(hash.toString('base64'));
+    expect(hashApiKey('abc').toString('hex')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 
   it('validates agent ids', () => {

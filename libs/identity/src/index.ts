@@ -7,6 +7,7 @@ export {
   generateApiKey,
   generateKeyId,
   hashApiKey,
+  hashApiKeyBase64,
   hashesEqual,
   isValidKeyId,
   keyNameProblem,

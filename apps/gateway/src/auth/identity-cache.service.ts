@@ -2,7 +2,7 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit }
 import { LOGGER } from '#libs/bootstrap';
 import { ScopedCache, invalidateOnBroadcast, type BroadcastInvalidation } from '#libs/cache';
 import { BroadcastSubjects } from '#libs/contracts';
-import { IdentityRepository, decodeIdentityChanged, hashApiKey, type ActiveKey, type PlatformStatus } from '#libs/identity';
+import { IdentityRepository, decodeIdentityChanged, hashApiKeyBase64, type ActiveKey, type PlatformStatus } from '#libs/identity';
 import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
@@ -67,7 +67,7 @@ export class IdentityCacheService implements OnModuleInit, BeforeApplicationShut
 
   /** The active key for this secret, or null (unknown, revoked, malformed). Rejects when the database fails. */
   lookup(secret: string): Promise<ActiveKey | null> {
-    const id = `key:${hashApiKey(secret).toString('base64')}`;
+    const id = `key:${hashApiKeyBase64(secret)}`;
     return this.cache.fetch(SCOPE, id, () => this.repository.findActiveKeyBySecret(secret));
   }
 
