@@ -1,5 +1,6 @@
 import { headers as natsHeaders, connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { waitFor } from './servers.js';
 
 /** The wire shape producers publish (DESIGN §4), tagged with where it goes. */
 export type WireEvent =
@@ -39,4 +40,44 @@ export async function prepareStreams(url: string): Promise<void> {
   const client = await NatsClient.connect({ servers: [url], name: 'test-setup' });
   await ensureStreams(client.manager);
   await client.drain();
+}
+
+/**
+ * Waits until a durable consumer has nothing pending or unacknowledged (and, with `delivered`,
+ * has been delivered at least up to that stream sequence): the service has applied what was
+ * published before.
+ */
+export async function waitForConsumer(
+  on: { connection: NatsConnection },
+  stream: string,
+  durable: string,
+  options: { delivered?: number; what?: string; timeoutMs?: number; intervalMs?: number } = {},
+): Promise<void> {
+  const manager = await jetstreamManager(on.connection);
+  await waitFor(
+    async () => {
+      const info = await manager.consumers.info(stream, durable);
+      return info.num_pending === 0 && info.num_ack_pending === 0 && info.delivered.stream_seq >= (options.delivered ?? 0);
+    },
+    { what: options.what ?? `${durable} caught up`, timeoutMs: options.timeoutMs, intervalMs: options.intervalMs },
+  );
+}
+
+/** A message as a stream stores it: its Nats-Msg-Id, subject and JSON payload. */
+export interface StoredEvent {
+  msgId: string | undefined;
+  subject: string;
+  payload: Record<string, unknown>;
+}
+
+/** Every message a stream holds now, oldest first (sequences already deleted are skipped). */
+export async function storedEvents(manager: JetStreamManager, stream: string): Promise<StoredEvent[]> {
+  const info = await manager.streams.info(stream);
+  const events: StoredEvent[] = [];
+  for (let seq = info.state.first_seq; info.state.messages > 0 && seq <= info.state.last_seq; seq++) {
+    const message = await manager.streams.getMessage(stream, { seq }).catch(() => null);
+    if (!message) continue;
+    events.push({ msgId: message.header?.get('Nats-Msg-Id'), subject: message.subject, payload: message.json<Record<string, unknown>>() });
+  }
+  return events;
 }

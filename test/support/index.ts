@@ -6,3 +6,8 @@ export * from './private-servers.js';
 export * from './payout-events.js';
 export * from './nats-users.js';
 export * from './fuzz-seed.js';
+export * from './stack.js';
+export * from './problems.js';
+export * from './dead-letters.js';
+export * from './property.js';
+export * from './weave-node.js';

@@ -11,7 +11,7 @@ import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
 import { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 import { createTimezoneSettingsApp } from '../../apps/timezone-settings/src/timezone-settings.app.js';
-import type { ServiceUnderTest } from './apps.js';
+import { startInProcess, type ServiceSettings, type ServiceUnderTest } from './apps.js';
 import { testLogger } from './logger.js';
 import { REDIS_URL } from './servers.js';
 
@@ -114,18 +114,8 @@ export async function hs256WithPublicKey(key: TestKey, claims: Record<string, un
 }
 
 /** Starts timezone-settings in this process, as main.ts does, on a free port. */
-export async function startTimezoneSettings(settings: { natsUrl: string; databaseUrl: string }): Promise<ServiceUnderTest<TimezoneSettingsEnv>> {
-  const env = loadEnv(TimezoneSettingsEnv, {
-    NATS_URL: settings.natsUrl,
-    DATABASE_URL: settings.databaseUrl,
-    REDIS_URL,
-    TIMEZONE_HTTP_PORT: '0',
-    HOST: '127.0.0.1',
-  });
-  const app = await createTimezoneSettingsApp(env, testLogger('timezone-settings'));
-  await app.listen(0, '127.0.0.1');
-  const address = app.getHttpServer().address() as { port: number };
-  return { app, env, url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
+export function startTimezoneSettings(settings: ServiceSettings): Promise<ServiceUnderTest<TimezoneSettingsEnv>> {
+  return startInProcess('timezone-settings', TimezoneSettingsEnv, 'TIMEZONE_HTTP_PORT', createTimezoneSettingsApp, settings);
 }
 
 /** Starts the gateway with the test identity provider (or with `oidc: false`, none). */
@@ -137,6 +127,8 @@ export async function startGatewayWithOidc(settings: {
   extra?: Record<string, string>;
   /** The gateway's logger (default: warnings and errors to stdout), e.g. one that captures lines. */
   logger?: Logger;
+  /** false: no TRACKING_SIGNING_SECRET, as a first start that generates one (default: a test secret). */
+  trackingSecret?: false;
 }): Promise<{ app: NestFastifyApplication; base: string }> {
   const oidc =
     settings.oidc === false
@@ -149,7 +141,7 @@ export async function startGatewayWithOidc(settings: {
     LOG_LEVEL: 'error',
     TIMEZONE_REQUEST_TIMEOUT_MS: '1000',
     // A secret of the test's own: without one the gateway generates one and warns at every start.
-    TRACKING_SIGNING_SECRET: 'test-support-tracking-signing-secret',
+    ...(settings.trackingSecret === false ? {} : { TRACKING_SIGNING_SECRET: 'test-support-tracking-signing-secret' }),
     ...oidc,
     ...settings.extra,
   });

@@ -42,3 +42,21 @@ export function payoutStatementEvent(agent: string, n: number, version = 1, over
     ...overrides,
   };
 }
+
+/**
+ * Payload of `events.payouts.balance`: amounts counted up from `base` (pending base, available
+ * base + 1, locked base + 2, paid out base + 3), version 1, unless the overrides say otherwise.
+ */
+export function payoutBalanceEvent(agent: string, currency: string, base: number, overrides: Record<string, unknown> = {}) {
+  return {
+    agent_id: agent,
+    currency,
+    pending_micros: base,
+    available_micros: base + 1,
+    locked_micros: base + 2,
+    paid_out_micros: base + 3,
+    updated_at: '2026-11-20T10:15:42.120Z',
+    version: 1,
+    ...overrides,
+  };
+}
