@@ -1,22 +1,14 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
-import { loadEnv } from '#libs/config';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
-import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
+import type { IdentityRepository } from '#libs/identity';
 import {
-  REDIS_URL,
-  connectProducer,
-  newTestDatabase,
-  prepareStreams,
-  startNats,
+  connectStackProducer,
+  identityOf,
+  seedPlatform,
+  startGateway,
   startReportingProjection,
-  testLogger,
+  useTestStack,
   waitFor,
   type Producer,
   type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
 } from '../support/index.js';
 import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 
@@ -51,17 +43,15 @@ const REPORT_FIELDS: Record<string, string | string[]> = {
   earnings_adapter_version: 'string',
 };
 
-let nats: TestNats;
-let db: TestDatabase;
-let gateway: NestFastifyApplication;
+const stack = useTestStack({ streams: true });
 let reporting: ServiceUnderTest<ReportingProjectionEnv> | undefined;
-let identityDb: DataSource;
+let identity: IdentityRepository;
 let producer: Producer;
 let base: string;
 const keys: Record<string, string> = {};
 
 const startReporting = (extra: Record<string, number> = {}) =>
-  startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 300, ...extra });
+  startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 300, ...extra });
 
 const get = (key: string, query = '') => fetch(`${base}/agent/reporting${query}`, { headers: { authorization: `Bearer ${key}` } });
 
@@ -76,22 +66,15 @@ async function ready(key: string, query: string): Promise<Record<string, unknown
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  await prepareStreams(nats.url);
-  producer = await connectProducer(nats.url);
+  producer = await connectStackProducer(stack);
   reporting = await startReporting();
-  const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL, LOG_LEVEL: 'error', REPORTING_REQUEST_TIMEOUT_MS: '1000' });
-  gateway = await createGatewayApp(env, testLogger('gateway'));
-  await gateway.listen(0, '127.0.0.1');
-  base = `http://127.0.0.1:${(gateway.getHttpServer().address() as { port: number }).port}`;
-  identityDb = createIdentityDataSource(db.url, 2, 'e2e');
-  await identityDb.initialize();
-  const identity = new IdentityRepository(identityDb);
+  stack.atEnd(() => reporting?.close());
+  ({ base } = await startGateway(stack, { oidc: false, extra: { REPORTING_REQUEST_TIMEOUT_MS: '1000' } }));
+  identity = await identityOf(stack);
   for (const agent of ['agent_e2e', 'agent_other']) {
-    await identity.createPlatform(agent);
-    keys[`${agent}:live`] = (await identity.createKey(agent, 'live')).api_key;
-    keys[`${agent}:test`] = (await identity.createKey(agent, 'test')).api_key;
+    const seeded = await seedPlatform(stack, agent, { keys: ['live', 'test'] });
+    keys[`${agent}:live`] = seeded.keys.live;
+    keys[`${agent}:test`] = seeded.keys.test;
   }
 
   // Live: r1 shown, r2 clicked+engaged, r3 converted (billable, USD entry), r4 generated only.
@@ -120,15 +103,6 @@ beforeAll(async () => {
     id: 'wm1',
     payload: { event_id: 'wm1', traffic: 'live', reconciled_through: new Date(Date.now() + 3_600_000).toISOString() },
   });
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await reporting?.close();
-  await producer?.close();
-  if (identityDb?.isInitialized) await identityDb.destroy();
-  await nats?.stop();
-  await db?.drop();
 });
 
 describe('GET /agent/reporting end to end', () => {
@@ -209,7 +183,6 @@ describe('GET /agent/reporting end to end', () => {
     expect(await bad.json()).toMatchObject({ status: 422 });
     expect((await get(keys['agent_e2e:live'], '?time_range=')).status).toBe(422);
     expect((await get(keys['agent_e2e:live'], '?time_range=7d&time_range=1d')).status).toBe(422);
-    const identity = new IdentityRepository(identityDb);
     await identity.setStatus('agent_other', 'suspended');
     await waitFor(async () => (await get(keys['agent_other:live'], '?time_range=bogus')).status === 403, { timeoutMs: 2000, what: '403' });
     await identity.setStatus('agent_other', 'active');

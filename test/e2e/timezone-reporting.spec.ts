@@ -1,30 +1,17 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import {
-  connectProducer,
-  newTestDatabase,
-  prepareStreams,
-  startNats,
+  connectStackProducer,
+  seedPlatform,
+  startGateway,
+  startIdentityProvider,
   startReportingProjection,
+  useTestStack,
   waitFor,
+  waitForConsumer,
   type Producer,
   type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
 } from '../support/index.js';
-import {
-  generateTestKey,
-  patchOnboarding,
-  signIdToken,
-  startGatewayWithOidc,
-  startJwksServer,
-  startTimezoneSettings,
-  type JwksServer,
-  type TestKey,
-} from '../support/oidc.js';
+import { patchOnboarding, signIdToken, startTimezoneSettings } from '../support/oidc.js';
 import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
-import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 
 /**
  * The whole path of issue 3: the owner PATCHes the reporting timezone with an ID token,
@@ -33,20 +20,14 @@ import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/confi
  * against an independent computation with Intl.DateTimeFormat (no luxon). A change made while
  * reporting-projection is down is applied when it comes back.
  */
-let nats: TestNats;
-let db: TestDatabase;
-let jwks: JwksServer;
-let key: TestKey;
-let timezone: ServiceUnderTest<TimezoneSettingsEnv>;
+const stack = useTestStack({ streams: true });
 let reporting: ServiceUnderTest<ReportingProjectionEnv> | undefined;
-let gateway: NestFastifyApplication;
 let base: string;
-let identityDb: DataSource;
 let producer: Producer;
 let apiKey: string;
 let token: string;
 
-const startReporting = () => startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 300 });
+const startReporting = () => startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 300 });
 
 type Report = Record<string, unknown> & { start_at: string | null; end_at: string; processed_through: string; timezone: string };
 
@@ -87,39 +68,21 @@ function independentStartOfToday(cutoff: number, zone: string): number {
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  await prepareStreams(nats.url);
-  key = await generateTestKey('RS256');
-  jwks = await startJwksServer([key]);
-  timezone = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
+  const { jwks, key } = await startIdentityProvider(stack);
+  stack.track(await startTimezoneSettings(stack.urls));
   reporting = await startReporting();
-  ({ app: gateway, base } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url }));
-  identityDb = createIdentityDataSource(db.url, 2, 'tz-e2e');
-  await identityDb.initialize();
-  const identity = new IdentityRepository(identityDb);
-  await identity.createPlatform('agent_tz', 'uid_tz');
-  apiKey = (await identity.createKey('agent_tz', 'live')).api_key;
+  stack.atEnd(() => reporting?.close());
+  ({ base } = await startGateway(stack, { jwksUrl: jwks.url }));
+  ({ key: apiKey } = await seedPlatform(stack, 'agent_tz', { owner: 'uid_tz' }));
   token = await signIdToken(key, { sub: 'uid_tz' });
 
-  producer = await connectProducer(nats.url);
+  producer = await connectStackProducer(stack);
   const created = new Date(Date.now() - 5 * 60_000).toISOString();
   await producer.publish({
     subject: 'events.recommendation.shown',
     id: 'shown_tz1',
     payload: { event_id: 'shown_tz1', recommendation_id: 'tz1', agent_id: 'agent_tz', traffic: 'live', recommendation_created_at: created, occurred_at: created },
   });
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await reporting?.close();
-  await timezone?.close();
-  await producer?.close();
-  if (identityDb?.isInitialized) await identityDb.destroy();
-  await jwks?.close();
-  await nats?.stop();
-  await db?.drop();
 });
 
 describe('reporting timezone end to end', () => {
@@ -182,10 +145,7 @@ describe('reporting timezone end to end', () => {
     });
     expect(letter.json<{ event_id: string }>().event_id).toBe('tzc_bad');
     // Both were handled (one ignored as older, one dead-lettered): the zone is unchanged.
-    await waitFor(async () => {
-      const info = await manager.consumers.info('SETTINGS', 'reporting-projection-settings');
-      return info.num_pending === 0 && info.num_ack_pending === 0;
-    });
+    await waitForConsumer(producer, 'SETTINGS', 'reporting-projection-settings');
     await new Promise((r) => setTimeout(r, 700));
     expect((await report('today', 'Asia/Kathmandu')).timezone).toBe('Asia/Kathmandu');
   });

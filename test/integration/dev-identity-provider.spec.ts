@@ -1,14 +1,10 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
 import { loadEnv } from '#libs/config';
 import { DEMO_PLATFORM } from '#libs/demo';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { startDevIdentityProvider, type DevIdentityProvider } from '../../apps/dev-identity-provider/src/index.js';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { IdTokenVerifier } from '../../apps/gateway/src/auth/id-token.verifier.js';
-import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
-import { newTestDatabase, startNats, testLogger, type ServiceUnderTest, type TestDatabase, type TestNats } from '../support/index.js';
-import { patchOnboarding, startGatewayWithOidc, startTimezoneSettings } from '../support/oidc.js';
+import { seedPlatform, startGateway, testLogger, useTestStack } from '../support/index.js';
+import { patchOnboarding, startTimezoneSettings } from '../support/oidc.js';
 import { authorizationCodeFlow, jwtClaims, signInForTokens, tokenRequest, type TokenResponse } from '../support/oidc-flow.js';
 
 /**
@@ -190,29 +186,13 @@ describe('Authorization Code + PKCE against the development identity provider', 
 });
 
 describe('a started gateway pointed at the development identity provider', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-  let timezone: ServiceUnderTest<TimezoneSettingsEnv>;
-  let gateway: NestFastifyApplication;
+  const stack = useTestStack();
   let base: string;
-  let identityDb: DataSource;
 
   beforeAll(async () => {
-    nats = await startNats();
-    db = newTestDatabase();
-    timezone = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
-    ({ app: gateway, base } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, extra: { ...idp.env } }));
-    identityDb = createIdentityDataSource(db.url, 2, 'dev-idp-test');
-    await identityDb.initialize();
-    await new IdentityRepository(identityDb).createPlatform(DEMO_PLATFORM.agentId, DEMO_PLATFORM.ownerUid);
-  });
-
-  afterAll(async () => {
-    await gateway?.close();
-    await timezone?.close();
-    if (identityDb?.isInitialized) await identityDb.destroy();
-    await nats?.stop();
-    await db?.drop();
+    stack.track(await startTimezoneSettings(stack.urls));
+    ({ base } = await startGateway(stack, { extra: { ...idp.env } }));
+    await seedPlatform(stack, DEMO_PLATFORM.agentId, { owner: DEMO_PLATFORM.ownerUid, keys: [] });
   });
 
   it('lets the signed-in demo owner change the demo platform timezone with the ID token', async () => {

@@ -1,9 +1,5 @@
 import { connect as connectTcp } from 'node:net';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { loadEnv } from '#libs/config';
-import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
-import { REDIS_URL, newTestDatabase, startNats, testLogger, type TestDatabase, type TestNats } from '../support/index.js';
+import { startGateway, useTestStack } from '../support/index.js';
 
 /**
  * The gateway's OpenAPI document and documentation page over real HTTP (DESIGN §5), with this
@@ -18,26 +14,13 @@ interface OpenApiDocument {
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, { type: string; scheme?: string }> };
 }
 
-let nats: TestNats;
-let db: TestDatabase;
-let app: NestFastifyApplication;
+const stack = useTestStack();
 let base: string;
 let port: number;
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL, PORT: '0', LOG_LEVEL: 'warn' });
-  app = await createGatewayApp(env, testLogger('gateway'));
-  await app.listen(0, '127.0.0.1');
-  port = (app.getHttpServer().address() as { port: number }).port;
-  base = `http://127.0.0.1:${port}`;
-});
-
-afterAll(async () => {
-  await app?.close();
-  await nats?.stop();
-  await db?.drop();
+  ({ base } = await startGateway(stack, { oidc: false, extra: { PORT: '0', LOG_LEVEL: 'warn' } }));
+  port = Number(new URL(base).port);
 });
 
 describe('GET /docs/openapi.json', () => {

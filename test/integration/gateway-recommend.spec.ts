@@ -1,8 +1,4 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import type { DataSource } from 'typeorm';
-import { loadEnv } from '#libs/config';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import {
   QueueGroups,
   RECOMMEND_DEFAULT_LATENCY_BUDGET_MS,
@@ -14,9 +10,7 @@ import {
   type RecommendResult,
   type RpcReply,
 } from '#libs/contracts';
-import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
-import { REDIS_URL, newTestDatabase, startNats, testLogger, type TestDatabase, type TestNats } from '../support/index.js';
+import { expectProblem, identityOf, seedPlatform, startGateway, useTestStack } from '../support/index.js';
 
 /**
  * POST /agent/recommend in front of a stand-in recommendations service: a real NATS subscriber
@@ -32,15 +26,12 @@ const SPEC_FIELDS = [
   'recommendation_id', 'tail_summary', 'weave_summary',
 ];
 
-let nats: TestNats;
-let db: TestDatabase;
-let gateway: NestFastifyApplication;
-let dataSource: DataSource;
+const stack = useTestStack();
 let base: string;
 let responder: NatsConnection;
 let subscription: Subscription | undefined;
 const received: RecommendRequest[] = [];
-const keys = { live: '', test: '', suspended: '' };
+let keys: Record<'live' | 'test' | 'suspended', string>;
 
 function ranked(id: string, overrides: Partial<RankedRecommendation> = {}): RankedRecommendation {
   return {
@@ -99,38 +90,16 @@ async function serveStandIn(): Promise<void> {
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  const env = loadEnv(GatewayEnv, {
-    NATS_URL: nats.url,
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    LOG_LEVEL: 'warn',
-    TRACKING_SIGNING_SECRET: 'gateway-recommend-test-secret-0123456789',
-    PUBLIC_BASE_URL: `${PUBLIC_BASE_URL}/`,
-  });
-  gateway = await createGatewayApp(env, testLogger('gateway'));
-  await gateway.listen(0, '127.0.0.1');
-  base = `http://127.0.0.1:${(gateway.getHttpServer().address() as { port: number }).port}`;
-  dataSource = createIdentityDataSource(db.url, 2, 'gateway-recommend-test');
-  await dataSource.initialize();
-  const identity = new IdentityRepository(dataSource);
-  await identity.createPlatform('agent_rec');
-  keys.live = (await identity.createKey('agent_rec', 'live')).api_key;
-  keys.test = (await identity.createKey('agent_rec', 'test')).api_key;
-  await identity.createPlatform('agent_rec_suspended');
-  keys.suspended = (await identity.createKey('agent_rec_suspended', 'live')).api_key;
-  await identity.setStatus('agent_rec_suspended', 'suspended');
-  responder = await connect({ servers: nats.url });
+  ({ base } = await startGateway(stack, {
+    oidc: false,
+    extra: { LOG_LEVEL: 'warn', TRACKING_SIGNING_SECRET: 'gateway-recommend-test-secret-0123456789', PUBLIC_BASE_URL: `${PUBLIC_BASE_URL}/` },
+  }));
+  keys = { ...(await seedPlatform(stack, 'agent_rec', { keys: ['live', 'test'] })).keys, suspended: '' };
+  keys.suspended = (await seedPlatform(stack, 'agent_rec_suspended')).key;
+  await (await identityOf(stack)).setStatus('agent_rec_suspended', 'suspended');
+  responder = await connect({ servers: stack.nats.url });
+  stack.atEnd(() => responder.close());
   await serveStandIn();
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await responder?.close();
-  if (dataSource?.isInitialized) await dataSource.destroy();
-  await nats?.stop();
-  await db?.drop();
 });
 
 function recommend(body: unknown, options: { key?: string | null; contentType?: string; raw?: string; headers?: Record<string, string> } = {}) {
@@ -142,36 +111,27 @@ function recommend(body: unknown, options: { key?: string | null; contentType?: 
 
 const valid = { session_id: 'sess_1', message_id: 'msg_1', query: 'running shoes' };
 
-async function problem(response: Response, status: number, type: string): Promise<{ detail: string }> {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toBe('application/problem+json');
-  const body = (await response.json()) as { type: string; status: number; detail: string };
-  expect(body).toMatchObject({ type: `https://docs.weave.example/problems/${type}`, status });
-  expect(body.detail.length).toBeGreaterThan(0);
-  return body;
-}
-
 describe('authentication and account', () => {
   it('answers 401 without a key, with a non-Bearer header and with an unknown key, and asks no service', async () => {
     const before = received.length;
-    await problem(await recommend(valid, { key: null }), 401, 'invalid-api-key');
-    await problem(await recommend(valid, { key: null, headers: { authorization: `Basic ${keys.live}` } }), 401, 'invalid-api-key');
-    await problem(await recommend(valid, { key: `sk_live_${'x'.repeat(40)}` }), 401, 'invalid-api-key');
+    await expectProblem(await recommend(valid, { key: null }), 401, 'invalid-api-key');
+    await expectProblem(await recommend(valid, { key: null, headers: { authorization: `Basic ${keys.live}` } }), 401, 'invalid-api-key');
+    await expectProblem(await recommend(valid, { key: `sk_live_${'x'.repeat(40)}` }), 401, 'invalid-api-key');
     expect(received.length).toBe(before);
   });
 
   it('answers 403 for a suspended platform, before looking at the body', async () => {
-    await problem(await recommend({ nonsense: true }, { key: keys.suspended }), 403, 'account-unavailable');
+    await expectProblem(await recommend({ nonsense: true }, { key: keys.suspended }), 403, 'account-unavailable');
   });
 
   it('checks the key before the body: 401 for a bad body without a key', async () => {
-    await problem(await recommend({ nonsense: true }, { key: null }), 401, 'invalid-api-key');
+    await expectProblem(await recommend({ nonsense: true }, { key: null }), 401, 'invalid-api-key');
   });
 });
 
 describe('body validation', () => {
   it('answers 415 for a body that is not application/json', async () => {
-    await problem(await recommend(undefined, { contentType: 'text/plain', raw: 'running shoes' }), 415, 'unsupported-media-type');
+    await expectProblem(await recommend(undefined, { contentType: 'text/plain', raw: 'running shoes' }), 415, 'unsupported-media-type');
   });
 
   const long = (n: number) => 'x'.repeat(n);
@@ -204,7 +164,7 @@ describe('body validation', () => {
 
   it.each(cases)('answers 422 for %s, and asks no service', async (_name, body, detail) => {
     const before = received.length;
-    const { detail: text } = await problem(await recommend(body), 422, 'invalid-body');
+    const { detail: text } = await expectProblem(await recommend(body), 422, 'invalid-body');
     expect(text).toMatch(detail);
     expect(received.length).toBe(before);
   });
@@ -325,15 +285,15 @@ describe('answers', () => {
 
   it('maps the service errors: unavailable → 503 with Retry-After, invalid_request → 422', async () => {
     const unavailable = await recommend({ ...valid, query: 'service unavailable' });
-    await problem(unavailable, 503, 'service-unavailable');
+    await expectProblem(unavailable, 503, 'service-unavailable');
     expect(Number(unavailable.headers.get('retry-after'))).toBeGreaterThan(0);
     const refused = await recommend({ ...valid, query: 'service refuses' });
-    expect((await problem(refused, 422, 'invalid-body')).detail).toBe('query: too vague');
+    expect((await expectProblem(refused, 422, 'invalid-body')).detail).toBe('query: too vague');
   });
 
   it('answers 503 with Retry-After when the service stays silent past the budget', async () => {
     const response = await recommend({ ...valid, query: 'silent', latency_budget_ms: 60 });
-    await problem(response, 503, 'service-unavailable');
+    await expectProblem(response, 503, 'service-unavailable');
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
@@ -342,7 +302,7 @@ describe('answers', () => {
     await responder.flush();
     const started = Date.now();
     const response = await recommend({ ...valid, latency_budget_ms: RECOMMEND_MAX_LATENCY_BUDGET_MS });
-    await problem(response, 503, 'service-unavailable');
+    await expectProblem(response, 503, 'service-unavailable');
     // NATS reports "no responders" at once: the gateway does not wait out the 10 s budget.
     expect(Date.now() - started).toBeLessThan(RECOMMEND_MAX_LATENCY_BUDGET_MS);
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -1,12 +1,7 @@
 import { connect, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
-import { loadEnv } from '#libs/config';
 import { BroadcastSubjects, REQUEST_ID_HEADER, RpcSubjects, type Report, type RpcReply } from '#libs/contracts';
-import { IdentityRepository, createIdentityDataSource, encodeIdentityChanged, generateApiKey } from '#libs/identity';
-import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
-import { REDIS_URL, newTestDatabase, startNats, testLogger, waitFor, type TestDatabase, type TestNats } from '../support/index.js';
+import { encodeIdentityChanged, generateApiKey, type IdentityRepository } from '#libs/identity';
+import { seedPlatform, startGateway, useTestStack, waitFor } from '../support/index.js';
 
 /**
  * The gateway over real HTTP, with this file's private nats-server and database and the
@@ -25,12 +20,9 @@ interface Observed {
   requestId: string | undefined;
 }
 
-let nats: TestNats;
-let db: TestDatabase;
-let app: NestFastifyApplication;
+const stack = useTestStack();
 let base: string;
 let bus: NatsConnection;
-let dataSource: DataSource;
 let identity: IdentityRepository;
 let liveKey: string;
 let testKey: string;
@@ -100,37 +92,19 @@ async function announce(change: { agent_id?: string; key_id?: string }): Promise
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  const env = loadEnv(GatewayEnv, {
-    NATS_URL: nats.url,
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    PORT: '0',
-    HTTP_BODY_LIMIT: '2048',
-    REPORTING_REQUEST_TIMEOUT_MS: '1500',
-    LOG_LEVEL: 'warn',
+  ({ base } = await startGateway(stack, {
+    oidc: false,
+    extra: { PORT: '0', HTTP_BODY_LIMIT: '2048', REPORTING_REQUEST_TIMEOUT_MS: '1500', LOG_LEVEL: 'warn' },
+  }));
+  bus = await connect({ servers: stack.nats.url });
+  stack.atEnd(async () => {
+    responder?.unsubscribe();
+    await bus.close();
   });
-  app = await createGatewayApp(env, testLogger('gateway'));
-  await app.listen(0, '127.0.0.1');
-  base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
-  bus = await connect({ servers: nats.url });
   // The gateway ran the identity migrations at start; the test writes through the same repository as the CLI.
-  dataSource = createIdentityDataSource(db.url, 2, 'gateway-test');
-  await dataSource.initialize();
-  identity = new IdentityRepository(dataSource);
-  await identity.createPlatform('agent_e2e', 'owner_1');
-  liveKey = (await identity.createKey('agent_e2e', 'live')).api_key;
-  testKey = (await identity.createKey('agent_e2e', 'test')).api_key;
-});
-
-afterAll(async () => {
-  responder?.unsubscribe();
-  await bus?.close();
-  await app?.close();
-  if (dataSource?.isInitialized) await dataSource.destroy();
-  await nats?.stop();
-  await db?.drop();
+  let keys: Record<'live' | 'test', string>;
+  ({ identity, keys } = await seedPlatform(stack, 'agent_e2e', { owner: 'owner_1', keys: ['live', 'test'] }));
+  ({ live: liveKey, test: testKey } = keys);
 });
 
 describe('authentication (401)', () => {

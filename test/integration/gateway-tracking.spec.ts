@@ -1,15 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import type { DataSource } from 'typeorm';
-import { loadEnv } from '#libs/config';
 import { GatewayOutboxEntity, GeneratedSecretEntity, IdentityRepository, createIdentityDataSource } from '#libs/identity';
-import { createLogger } from '#libs/observability';
+import { createLogger, type Logger } from '#libs/observability';
 import {
   QueueGroups,
   RecommendationEventDto,
@@ -19,13 +16,23 @@ import {
   type RecommendRequest,
 } from '#libs/contracts';
 import { STREAM_CONFIGS } from '#libs/nats';
-import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
 import { redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
 import { GENERATED_TRACKING_SECRET } from '../../apps/gateway/src/tracking/tracking-secrets.provider.js';
 import { signTrackingToken, type SignedTrackingClaims } from '../../apps/gateway/src/tracking/tracking-token.js';
 import { metricValue, ops } from '../faults/support/services.js';
-import { REDIS_URL, newTestDatabase, startNats, startPrivateRedis, testLogger, waitFor, type PrivateRedis, type TestDatabase, type TestNats } from '../support/index.js';
+import {
+  REDIS_URL,
+  identityDataSourceOf,
+  newTestDatabase,
+  seedPlatform,
+  startGateway as startStackGateway,
+  startPrivateRedis,
+  useTestStack,
+  waitFor,
+  type PrivateRedis,
+  type TestDatabase,
+  type TestGateway,
+} from '../support/index.js';
 
 /**
  * GET /track/exposure and /track/click over real HTTP with this file's private nats-server:
@@ -46,10 +53,7 @@ const OTHER_SECRET = 'gateway-tracking-test-secret-unknown-0003';
 const CREATED_AT = '2026-11-25T10:15:42.120Z';
 const LANDING = 'https://shop.example/trail-runner-2?utm_source=weave&x=1';
 
-let nats: TestNats;
-let db: TestDatabase;
-let gateway: NestFastifyApplication;
-let dataSource: DataSource;
+const stack = useTestStack();
 let base: string;
 let responder: NatsConnection;
 let jsm: JetStreamManager;
@@ -73,25 +77,17 @@ function ranked(id: string): RankedRecommendation {
  * A gateway on this file's NATS (and, unless `settings` say otherwise, database and Redis),
  * listening on loopback; no PUBLIC_BASE_URL: its links point at the address it listens on.
  */
-async function startGateway(settings: Record<string, string>, logger = testLogger('gateway')): Promise<{ app: NestFastifyApplication; base: string }> {
-  const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL, LOG_LEVEL: 'warn', ...settings });
-  const app = await createGatewayApp(env, logger);
-  await app.listen(0, '127.0.0.1');
-  return { app, base: `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}` };
+/** A gateway without OIDC on the file's servers (and without a tracking secret unless given). */
+function startGateway(settings: Record<string, string>, logger?: Logger): Promise<TestGateway> {
+  return startStackGateway(stack, { oidc: false, trackingSecret: false, logger, extra: { LOG_LEVEL: 'warn', ...settings } });
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  ({ app: gateway, base } = await startGateway({ TRACKING_SIGNING_SECRET: SECRET, TRACKING_SIGNING_SECRET_PREVIOUS: PREVIOUS_SECRET }));
-  dataSource = createIdentityDataSource(db.url, 2, 'gateway-tracking-test');
-  await dataSource.initialize();
-  const identity = new IdentityRepository(dataSource);
-  await identity.createPlatform('agent_track');
-  liveKey = (await identity.createKey('agent_track', 'live')).api_key;
-  testKey = (await identity.createKey('agent_track', 'test')).api_key;
+  ({ base } = await startGateway({ TRACKING_SIGNING_SECRET: SECRET, TRACKING_SIGNING_SECRET_PREVIOUS: PREVIOUS_SECRET }));
+  ({ live: liveKey, test: testKey } = (await seedPlatform(stack, 'agent_track', { keys: ['live', 'test'] })).keys);
 
-  responder = await connect({ servers: nats.url });
+  responder = await connect({ servers: stack.nats.url });
+  stack.atEnd(() => responder.close());
   responder.subscribe(RpcSubjects.recommend, {
     queue: QueueGroups.recommendations,
     callback: (_error, msg) => {
@@ -103,14 +99,6 @@ beforeAll(async () => {
   });
   await responder.flush();
   jsm = await jetstreamManager(responder);
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await responder?.close();
-  if (dataSource?.isInitialized) await dataSource.destroy();
-  await nats?.stop();
-  await db?.drop();
 });
 
 interface Links {
@@ -358,11 +346,9 @@ describe('a valid link that records nothing still answers as the user expects (D
   });
 
   it('links of a suspended platform (ops platform suspend): 204 / 302, nothing recorded; recorded again once it is active', async () => {
-    const identity = new IdentityRepository(dataSource);
-    await identity.createPlatform('agent_track_suspended');
-    const key = (await identity.createKey('agent_track_suspended', 'live')).api_key;
+    const { key } = await seedPlatform(stack, 'agent_track_suspended');
     const before = await links('msg_suspended', key);
-    const env = { DATABASE_URL: db.url, NATS_URL: nats.url };
+    const env = { DATABASE_URL: stack.db.url, NATS_URL: stack.nats.url };
     await ops(['platform', 'suspend', '--agent-id', 'agent_track_suspended'], env);
     const stored = await streamMessages();
     const shown = await fetch(before.exposure_url);
@@ -392,7 +378,7 @@ describe('a valid link that records nothing still answers as the user expects (D
       // The window really had passed: without the gateway's claim in Redis, JetStream stores the replay.
       const redis = new Redis(REDIS_URL);
       try {
-        const claim = `${redisKeyPrefix('tracking', db.url)}:event:evt_clicked_${recommendation_id}`;
+        const claim = `${redisKeyPrefix('tracking', stack.db.url)}:event:evt_clicked_${recommendation_id}`;
         const ttlMs = await redis.pttl(claim);
         expect(ttlMs).toBeGreaterThan(30 * DAY_MS); // kept past the link's expiry
         await redis.del(claim);
@@ -408,11 +394,11 @@ describe('a valid link that records nothing still answers as the user expects (D
 });
 
 describe('per-address limit on /track/* (TRACKING_LIMIT_PER_IP_PER_MINUTE)', () => {
-  let limited: NestFastifyApplication;
+  let limited: TestGateway;
   let limitedBase: string;
 
   beforeAll(async () => {
-    ({ app: limited, base: limitedBase } = await startGateway({ TRACKING_SIGNING_SECRET: SECRET, TRACKING_LIMIT_PER_IP_PER_MINUTE: '3', TRUSTED_PROXIES: '127.0.0.1/32' }));
+    ({ base: limitedBase } = limited = await startGateway({ TRACKING_SIGNING_SECRET: SECRET, TRACKING_LIMIT_PER_IP_PER_MINUTE: '3', TRUSTED_PROXIES: '127.0.0.1/32' }));
   });
   afterAll(async () => {
     await limited?.close();
@@ -446,12 +432,12 @@ describe('per-address limit on /track/* (TRACKING_LIMIT_PER_IP_PER_MINUTE)', () 
 
 describe('with Redis unavailable', () => {
   let redis: PrivateRedis;
-  let unguarded: NestFastifyApplication;
+  let unguarded: TestGateway;
   let unguardedBase: string;
 
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    ({ app: unguarded, base: unguardedBase } = await startGateway({ TRACKING_SIGNING_SECRET: SECRET, REDIS_URL: redis.url }));
+    ({ base: unguardedBase } = unguarded = await startGateway({ TRACKING_SIGNING_SECRET: SECRET, REDIS_URL: redis.url }));
   });
   afterAll(async () => {
     await unguarded?.close();
@@ -475,16 +461,16 @@ describe('with Redis unavailable', () => {
 
 describe('the signing secret (no default in code)', () => {
   let fresh: TestDatabase;
-  const started: NestFastifyApplication[] = [];
+  const started: TestGateway[] = [];
   const logLines: string[] = [];
 
   /** A gateway without TRACKING_SIGNING_SECRET on the fresh database; its log lines are kept. */
   async function startWithoutSecret(): Promise<string> {
     const out = new PassThrough();
     out.on('data', (chunk: Buffer) => logLines.push(...chunk.toString().split('\n').filter(Boolean)));
-    const { app, base: freshBase } = await startGateway({ DATABASE_URL: fresh.url }, createLogger('gateway', 'warn', out));
-    started.push(app);
-    return freshBase;
+    const gateway = await startGateway({ DATABASE_URL: fresh.url }, createLogger('gateway', 'warn', out));
+    started.push(gateway);
+    return gateway.base;
   }
 
   beforeAll(() => {
@@ -539,7 +525,7 @@ describe('when JetStream does not acknowledge', () => {
     const clicked = await fetch(click_url, { redirect: 'manual' });
     expect([clicked.status, clicked.headers.get('location')]).toEqual([302, LANDING]);
     expect(await trackingMetric(base, 'weave_tracking_requests_total', { outcome: 'deferred' })).toBe(deferredBefore + 2);
-    const outbox = dataSource.getRepository(GatewayOutboxEntity);
+    const outbox = (await identityDataSourceOf(stack)).getRepository(GatewayOutboxEntity);
     const kept = await outbox.find({ order: { event_id: 'ASC' } });
     expect(kept.map((row) => [row.event_id, row.subject])).toEqual([
       [`evt_clicked_${recommendation_id}`, 'events.recommendation.clicked'],

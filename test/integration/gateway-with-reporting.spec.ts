@@ -1,52 +1,16 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
-import { loadEnv } from '#libs/config';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
-import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
-import {
-  REDIS_URL,
-  newTestDatabase,
-  startNats,
-  startReportingProjection,
-  testLogger,
-  waitFor,
-  type TestDatabase,
-  type TestNats,
-} from '../support/index.js';
+import { seedPlatform, startGateway, startReportingProjection, useTestStack, waitFor } from '../support/index.js';
 
 /** The gateway in front of the real reporting-projection: 202 while preparing, then 200. */
-let nats: TestNats;
-let db: TestDatabase;
-let gateway: NestFastifyApplication;
-let reporting: Awaited<ReturnType<typeof startReportingProjection>>;
-let dataSource: DataSource;
+const stack = useTestStack();
 let base: string;
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  reporting = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 200 });
-  const env = loadEnv(GatewayEnv, { NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL, LOG_LEVEL: 'warn' });
-  gateway = await createGatewayApp(env, testLogger('gateway'));
-  await gateway.listen(0, '127.0.0.1');
-  base = `http://127.0.0.1:${(gateway.getHttpServer().address() as { port: number }).port}`;
-  dataSource = createIdentityDataSource(db.url, 2, 'gateway-test');
-  await dataSource.initialize();
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await reporting?.close();
-  if (dataSource?.isInitialized) await dataSource.destroy();
-  await nats?.stop();
-  await db?.drop();
+  stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 200 }));
+  ({ base } = await startGateway(stack, { oidc: false, extra: { LOG_LEVEL: 'warn' } }));
 });
 
 it('answers 202 with Retry-After: 60 for a new scope, then the report of the key traffic', async () => {
-  const identity = new IdentityRepository(dataSource);
-  await identity.createPlatform('agent_full');
-  const { api_key } = await identity.createKey('agent_full', 'test');
+  const { key: api_key } = await seedPlatform(stack, 'agent_full', { keys: ['test'] });
   const ask = () => fetch(`${base}/agent/reporting?time_range=7d`, { headers: { authorization: `Bearer ${api_key}` } });
 
   const first = await ask();

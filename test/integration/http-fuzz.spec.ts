@@ -1,21 +1,19 @@
 import { connect } from 'node:net';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import fc from 'fast-check';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import {
+  checkProperty,
   fuzzSeed,
-  newTestDatabase,
-  startNats,
+  seedPlatform,
+  startGateway,
+  startIdentityProvider,
   startPayoutsRead,
   startRecommendations,
   startReportingProjection,
+  useTestStack,
   type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
 } from '../support/index.js';
-import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, startTimezoneSettings, unsignedIdToken, type JwksServer } from '../support/oidc.js';
+import { signIdToken, startTimezoneSettings, unsignedIdToken } from '../support/oidc.js';
 
 /**
  * Property-based fuzzing of every HTTP route over real sockets. The gateway's routes come from
@@ -40,11 +38,7 @@ const SEED = fuzzSeed('http-fuzz');
 const BODY_LIMIT = 64 * 1024;
 const PROBLEM = 'application/problem+json';
 
-let nats: TestNats;
-let db: TestDatabase;
-let jwks: JwksServer;
-let dataSource: DataSource;
-let gateway: NestFastifyApplication;
+const stack = useTestStack();
 let gatewayPort: number;
 const services: ServiceUnderTest<unknown>[] = [];
 let document: OpenApiDocument;
@@ -81,32 +75,24 @@ interface Operation {
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  const signing = await generateTestKey('ES256');
-  jwks = await startJwksServer([signing]);
-  const settings = { natsUrl: nats.url, databaseUrl: db.url };
-  services.push(await startReportingProjection({ ...settings, REPORTING_PUBLISH_INTERVAL_MS: 1000 }));
-  services.push(await startPayoutsRead(settings));
-  services.push(await startTimezoneSettings(settings));
-  services.push(await startRecommendations(settings));
-  ({ app: gateway } = await startGatewayWithOidc({
-    ...settings,
+  const { jwks, key: signing } = await startIdentityProvider(stack, ['ES256']);
+  services.push(stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 1000 })));
+  services.push(stack.track(await startPayoutsRead(stack.urls)));
+  services.push(stack.track(await startTimezoneSettings(stack.urls)));
+  services.push(stack.track(await startRecommendations(stack.urls)));
+  const { base } = await startGateway(stack, {
     jwksUrl: jwks.url,
     // The limiter stays on, with limits this run cannot reach: the fuzzer's many failures would
     // otherwise block its own address and hide everything behind 429 (limits: gateway-rate-limit.spec).
     extra: { AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE: '100000000', RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000', RATE_LIMIT_PER_TOKEN_PER_MINUTE: '100000000' },
-  }));
-  gatewayPort = (gateway.getHttpServer().address() as { port: number }).port;
+  });
+  gatewayPort = Number(new URL(base).port);
 
-  dataSource = createIdentityDataSource(db.url, 2, 'http-fuzz-test');
-  await dataSource.initialize();
-  const identity = new IdentityRepository(dataSource);
-  await identity.createPlatform('agent_fuzz', 'uid_fuzz');
-  await identity.createPlatform('agent_fuzz_suspended', 'uid_fuzz_suspended');
-  credentials.liveKey = (await identity.createKey('agent_fuzz', 'live')).api_key;
-  credentials.testKey = (await identity.createKey('agent_fuzz', 'test')).api_key;
-  credentials.suspendedKey = (await identity.createKey('agent_fuzz_suspended', 'live')).api_key;
+  const { identity, keys } = await seedPlatform(stack, 'agent_fuzz', { owner: 'uid_fuzz', keys: ['live', 'test'] });
+  const suspended = await seedPlatform(stack, 'agent_fuzz_suspended', { owner: 'uid_fuzz_suspended' });
+  credentials.liveKey = keys.live;
+  credentials.testKey = keys.test;
+  credentials.suspendedKey = suspended.key;
   const revoked = await identity.createKey('agent_fuzz', 'live');
   await identity.revokeKey(revoked.key_id);
   credentials.revokedKey = revoked.api_key;
@@ -119,15 +105,6 @@ beforeAll(async () => {
   credentials.unsigned = unsignedIdToken({ sub: 'uid_fuzz', role: 'agent' });
 
   document = (await (await fetch(`http://127.0.0.1:${gatewayPort}/docs/openapi.json`)).json()) as OpenApiDocument;
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  for (const service of services.reverse()) await service.close();
-  if (dataSource?.isInitialized) await dataSource.destroy();
-  await jwks?.close();
-  await nats?.stop();
-  await db?.drop();
 });
 
 function operations(): Operation[] {
@@ -507,13 +484,14 @@ it('builds its route list from the OpenAPI document, with every documented route
 it('answers every hostile request to the gateway without a 5xx or a stack trace, and every 4xx as a problem', async () => {
   const ops = operations();
   const seen = new Map<number, number>();
-  await fc.assert(
-    fc.asyncProperty(fuzzRequest(ops), async (request) => {
+  await checkProperty(
+    [fuzzRequest(ops)],
+    async (request) => {
       const response = await exchange(gatewayPort, serialize(request), request.method);
       seen.set(response.status, (seen.get(response.status) ?? 0) + 1);
       check(response, request.method, describeRequest(request));
-    }),
-    { numRuns: 320, seed: SEED, endOnFailure: true },
+    },
+    { runs: 320, seed: SEED },
   );
   // The fuzzer reached past authentication and validation, not only the front door.
   const statuses = [...seen.keys()];
@@ -524,42 +502,43 @@ it('answers every hostile request to the gateway without a 5xx or a stack trace,
 it('answers a body over the limit with 413 on every route that takes a body, whatever the credential', async () => {
   const withBody = operations().filter((o) => o.body !== undefined);
   expect(withBody.length).toBeGreaterThan(0);
-  await fc.assert(
-    fc.asyncProperty(
+  await checkProperty(
+    [
       fc.constantFrom(...withBody),
       fc.integer({ min: 1, max: 16 * 1024 }),
       fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain'),
       authorization(withBody[0]).filter((a) => !Array.isArray(a)),
       fc.boolean(),
-      async (operation, extra, type, auth, chunked) => {
-        const request: FuzzRequest = {
-          method: operation.method,
-          target: operation.path.replace(/\{[^}]+\}/g, 'x'),
-          version: 'HTTP/1.1',
-          headers: [['Host', 'localhost'], ['Content-Type', type], ...(auth ? [['Authorization', auth] as [string, string]] : [])],
-          body: Buffer.from(JSON.stringify({ query: 'o'.repeat(BODY_LIMIT + extra) })),
-          chunked,
-          oversized: true,
-        };
-        const response = await exchange(gatewayPort, serialize(request), request.method);
-        check(response, request.method, describeRequest(request));
-        if (response.status !== 413) throw new Error(`expected 413, got ${response.status}: ${describeRequest(request)}`);
-        expect(JSON.parse(response.body.toString('utf8'))).toMatchObject({ status: 413, type: expect.stringMatching(/payload-too-large$/) });
-      },
-    ),
-    { numRuns: 40, seed: SEED, endOnFailure: true },
+    ],
+    async (operation, extra, type, auth, chunked) => {
+      const request: FuzzRequest = {
+        method: operation.method,
+        target: operation.path.replace(/\{[^}]+\}/g, 'x'),
+        version: 'HTTP/1.1',
+        headers: [['Host', 'localhost'], ['Content-Type', type], ...(auth ? [['Authorization', auth] as [string, string]] : [])],
+        body: Buffer.from(JSON.stringify({ query: 'o'.repeat(BODY_LIMIT + extra) })),
+        chunked,
+        oversized: true,
+      };
+      const response = await exchange(gatewayPort, serialize(request), request.method);
+      check(response, request.method, describeRequest(request));
+      if (response.status !== 413) throw new Error(`expected 413, got ${response.status}: ${describeRequest(request)}`);
+      expect(JSON.parse(response.body.toString('utf8'))).toMatchObject({ status: 413, type: expect.stringMatching(/payload-too-large$/) });
+    },
+    { runs: 40, seed: SEED },
   );
 });
 
 it("answers hostile requests to the other services' HTTP (health, metrics) the same way", async () => {
   const ports = services.map((s) => (s.app.getHttpServer().address() as { port: number }).port);
   const routes: Operation[] = ['/health/live', '/health/ready', '/metrics'].map((path) => ({ path, method: 'GET', query: [], pathParams: [] }));
-  await fc.assert(
-    fc.asyncProperty(fc.constantFrom(...ports), fuzzRequest(routes), async (port, request) => {
+  await checkProperty(
+    [fc.constantFrom(...ports), fuzzRequest(routes)],
+    async (port, request) => {
       const response = await exchange(port, serialize(request), request.method);
       check(response, request.method, describeRequest(request));
-    }),
-    { numRuns: 80, seed: SEED, endOnFailure: true },
+    },
+    { runs: 80, seed: SEED },
   );
 });
 

@@ -1,38 +1,28 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
-import { newTestDatabase, startNats, type ServiceUnderTest, type TestDatabase, type TestNats } from '../support/index.js';
+import { identityOf, seedPlatform, startGateway, startIdentityProvider, useTestStack } from '../support/index.js';
 import {
   generateTestKey,
+  startTimezoneSettings,
   hs256WithPublicKey,
   patchOnboarding,
   signIdToken,
-  startGatewayWithOidc,
   startJwksServer,
-  startTimezoneSettings,
   unsignedIdToken,
   writeJwksFile,
   type JwksServer,
   type TestKey,
 } from '../support/oidc.js';
-import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 
 /**
  * ID-token authentication of the gateway against a real JWKS HTTP server and real keys:
  * every refusal of the issue's list, key rotation, an API key in place of a token, and the
  * platform-owner rule (sub = owner_uid of an active platform).
  */
-let nats: TestNats;
-let db: TestDatabase;
+const stack = useTestStack();
 let jwks: JwksServer;
-let timezone: ServiceUnderTest<TimezoneSettingsEnv>;
-let gateway: NestFastifyApplication;
 let base: string;
-let identityDb: DataSource;
 let rsa: TestKey;
 let ec: TestKey;
 let apiKey: string;
-const closers: (() => Promise<unknown>)[] = [];
 const BODY = { reporting_timezone: 'Asia/Kathmandu' };
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -46,31 +36,13 @@ async function expect401(response: Response, detail?: RegExp): Promise<void> {
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  rsa = await generateTestKey('RS256', 'kid_rsa');
-  ec = await generateTestKey('ES256', 'kid_ec');
-  jwks = await startJwksServer([rsa, ec]);
-  timezone = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
-  ({ app: gateway, base } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url }));
-  identityDb = createIdentityDataSource(db.url, 2, 'id-token-test');
-  await identityDb.initialize();
-  const identity = new IdentityRepository(identityDb);
-  await identity.createPlatform('agent_owned', 'uid_owner');
-  apiKey = (await identity.createKey('agent_owned', 'live')).api_key;
-  await identity.createPlatform('agent_suspended', 'uid_suspended');
-  await identity.setStatus('agent_suspended', 'suspended');
-  await identity.createPlatform('agent_unowned');
-});
-
-afterAll(async () => {
-  for (const close of closers.reverse()) await close();
-  await gateway?.close();
-  await timezone?.close();
-  if (identityDb?.isInitialized) await identityDb.destroy();
-  await jwks?.close();
-  await nats?.stop();
-  await db?.drop();
+  ({ jwks, keys: [rsa, ec] } = await startIdentityProvider(stack, [await generateTestKey('RS256', 'kid_rsa'), await generateTestKey('ES256', 'kid_ec')]));
+  stack.track(await startTimezoneSettings(stack.urls));
+  ({ base } = await startGateway(stack, { jwksUrl: jwks.url }));
+  ({ key: apiKey } = await seedPlatform(stack, 'agent_owned', { owner: 'uid_owner' }));
+  await seedPlatform(stack, 'agent_suspended', { owner: 'uid_suspended', keys: [] });
+  await (await identityOf(stack)).setStatus('agent_suspended', 'suspended');
+  await seedPlatform(stack, 'agent_unowned', { keys: [] });
 });
 
 describe('ID tokens on PATCH /agent/update-onboarding', () => {
@@ -176,26 +148,22 @@ describe('ID tokens on PATCH /agent/update-onboarding', () => {
 
 describe('ID-token configuration', () => {
   it('refuses every token when OIDC is not configured', async () => {
-    const bare = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, oidc: false });
-    closers.push(() => bare.app.close());
+    const bare = await startGateway(stack, { oidc: false });
     await expect401(await patchOnboarding(bare.base, await signIdToken(ec), BODY), /not configured/);
   });
 
   it('reads the keys from a local JWKS file when OIDC_JWKS_URL is a path', async () => {
     const path = await writeJwksFile([ec]);
-    const filed = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: path });
-    closers.push(() => filed.app.close());
+    const filed = await startGateway(stack, { jwksUrl: path });
     expect((await patchOnboarding(filed.base, await signIdToken(ec), BODY)).status).toBe(200);
     await expect401(await patchOnboarding(filed.base, await signIdToken(rsa), BODY));
   });
 
   it('asks an identity provider that is down at most once per cooldown, also before any key was ever loaded', async () => {
     const cooldownMs = 2000;
-    const provider = await startJwksServer([ec]);
-    closers.push(() => provider.close());
+    const provider = stack.track(await startJwksServer([ec]));
     provider.setAvailable(false);
-    const gw = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: provider.url, extra: { OIDC_JWKS_COOLDOWN_MS: String(cooldownMs) } });
-    closers.push(() => gw.app.close());
+    const gw = await startGateway(stack, { jwksUrl: provider.url, extra: { OIDC_JWKS_COOLDOWN_MS: String(cooldownMs) } });
     const token = await signIdToken(ec);
     const started = Date.now();
     // 10 at once, then 10 one after the other: every one answered 503, the provider asked once.
@@ -218,8 +186,7 @@ describe('ID-token configuration', () => {
   });
 
   it('answers 503 when the JWKS cannot be fetched at all', async () => {
-    const down = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: 'http://127.0.0.1:1/jwks.json' });
-    closers.push(() => down.app.close());
+    const down = await startGateway(stack, { jwksUrl: 'http://127.0.0.1:1/jwks.json' });
     const response = await patchOnboarding(down.base, await signIdToken(ec), BODY);
     expect(response.status).toBe(503);
   });

@@ -1,59 +1,24 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
-import { newTestDatabase, startNats, type ServiceUnderTest, type TestDatabase, type TestNats } from '../support/index.js';
-import {
-  generateTestKey,
-  patchOnboarding,
-  signIdToken,
-  startGatewayWithOidc,
-  startJwksServer,
-  startTimezoneSettings,
-  type JwksServer,
-  type TestKey,
-} from '../support/oidc.js';
+import { expectProblem as problemOf, seedPlatform, startGateway, startIdentityProvider, useTestStack, type ServiceUnderTest } from '../support/index.js';
+import { patchOnboarding, signIdToken, startTimezoneSettings } from '../support/oidc.js';
 import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 
 /** PATCH /agent/update-onboarding over real HTTP: media type, body rules, idempotence, 503. */
-let nats: TestNats;
-let db: TestDatabase;
-let jwks: JwksServer;
+const stack = useTestStack();
 let timezone: ServiceUnderTest<TimezoneSettingsEnv> | undefined;
-let gateway: NestFastifyApplication;
 let base: string;
-let identityDb: DataSource;
-let key: TestKey;
 let token: string;
 
 async function expectProblem(response: Response, status: number, slug: string): Promise<string> {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toBe('application/problem+json');
-  const problem = (await response.json()) as { type: string; title: string; status: number; detail: string };
-  expect(problem).toMatchObject({ status, type: expect.stringMatching(new RegExp(`${slug}$`)) });
-  expect(problem.title).toBeTruthy();
-  return problem.detail;
+  return (await problemOf(response, status, slug)).detail;
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  key = await generateTestKey('ES256');
-  jwks = await startJwksServer([key]);
-  timezone = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
-  ({ app: gateway, base } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url }));
-  identityDb = createIdentityDataSource(db.url, 2, 'onboarding-test');
-  await identityDb.initialize();
-  await new IdentityRepository(identityDb).createPlatform('agent_onb', 'uid_onb');
+  const { jwks, key } = await startIdentityProvider(stack, ['ES256']);
+  timezone = await startTimezoneSettings(stack.urls);
+  stack.atEnd(() => timezone?.close());
+  ({ base } = await startGateway(stack, { jwksUrl: jwks.url }));
+  await seedPlatform(stack, 'agent_onb', { owner: 'uid_onb', keys: [] });
   token = await signIdToken(key, { sub: 'uid_onb' });
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await timezone?.close();
-  if (identityDb?.isInitialized) await identityDb.destroy();
-  await jwks?.close();
-  await nats?.stop();
-  await db?.drop();
 });
 
 describe('PATCH /agent/update-onboarding', () => {
@@ -107,7 +72,7 @@ describe('PATCH /agent/update-onboarding', () => {
     await expectProblem(response, 503, 'settings-unavailable');
     expect(response.headers.get('retry-after')).toBe('5');
     expect(Date.now() - started).toBeLessThan(3000);
-    timezone = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
+    timezone = await startTimezoneSettings(stack.urls);
     const back = await patchOnboarding(base, token, { reporting_timezone: 'Asia/Kathmandu' });
     expect(back.status).toBe(200);
     expect(await back.json()).toMatchObject({ reporting_timezone: 'Asia/Kathmandu' });

@@ -1,19 +1,17 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
-import type { DataSource } from 'typeorm';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
-import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
+import type { IdentityRepository } from '#libs/identity';
 import {
   capturingLogger,
-  newTestDatabase,
-  startNats,
+  expectProblem,
+  seedPlatform,
+  startGateway,
+  startIdentityProvider,
   startReportingProjection,
+  useTestStack,
   waitFor,
-  type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
+  type TestGateway,
 } from '../support/index.js';
-import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, type JwksServer, type TestKey } from '../support/oidc.js';
+import { signIdToken, type TestKey } from '../support/oidc.js';
 
 /**
  * The owner's API keys (DESIGN §7) over real HTTP through two gateway replicas sharing one
@@ -22,15 +20,11 @@ import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, ty
  * limit, race-safe under concurrency, and no secret in any log line or table row.
  */
 
-let nats: TestNats;
-let db: TestDatabase;
-let jwks: JwksServer;
-let signing: TestKey;
-let reporting: ServiceUnderTest<ReportingProjectionEnv>;
-let identityDb: DataSource;
+const stack = useTestStack();
 let identity: IdentityRepository;
 let sql: pg.Client;
-const replicas: { app: NestFastifyApplication; base: string; lines: string[] }[] = [];
+const replicas: (TestGateway & { lines: string[] })[] = [];
+let signing: TestKey;
 let a: string;
 let b: string;
 const tokens: Record<string, string> = {};
@@ -46,46 +40,30 @@ const OWNER_ROUTES: [string, string][] = [
 ];
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  signing = await generateTestKey('ES256');
-  jwks = await startJwksServer([signing]);
-  reporting = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 500 });
+  const idp = await startIdentityProvider(stack, ['ES256']);
+  signing = idp.key;
+  stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 500 }));
   // Replica A writes its key uses every 200 ms; B only at shutdown (its interval is the longest allowed).
   for (const interval of ['200', '50000']) {
     const { logger, lines } = capturingLogger('gateway');
-    const gateway = await startGatewayWithOidc({
-      natsUrl: nats.url,
-      databaseUrl: db.url,
-      jwksUrl: jwks.url,
+    const gateway = await startGateway(stack, {
+      jwksUrl: idp.jwks.url,
       logger,
       extra: { KEY_USAGE_FLUSH_INTERVAL_MS: interval, RATE_LIMIT_PER_TOKEN_PER_MINUTE: '100000' },
     });
     replicas.push({ ...gateway, lines });
   }
   [a, b] = replicas.map((r) => r.base);
-  identityDb = createIdentityDataSource(db.url, 2, 'owner-keys-test');
-  await identityDb.initialize();
-  identity = new IdentityRepository(identityDb);
-  await identity.createPlatform('agent_keys_a', 'uid_keys_a');
-  await identity.createPlatform('agent_keys_b', 'uid_keys_b');
-  await identity.createPlatform('agent_keys_s', 'uid_keys_s');
+  ({ identity } = await seedPlatform(stack, 'agent_keys_a', { owner: 'uid_keys_a', keys: [] }));
+  await seedPlatform(stack, 'agent_keys_b', { owner: 'uid_keys_b', keys: [] });
+  await seedPlatform(stack, 'agent_keys_s', { owner: 'uid_keys_s', keys: [] });
   await identity.setStatus('agent_keys_s', 'suspended');
   for (const [name, sub] of [['a', 'uid_keys_a'], ['b', 'uid_keys_b'], ['s', 'uid_keys_s'], ['nobody', 'uid_keys_nobody']]) {
     tokens[name] = await signIdToken(signing, { sub });
   }
-  sql = new pg.Client({ connectionString: db.url });
+  sql = new pg.Client({ connectionString: stack.db.url });
   await sql.connect();
-});
-
-afterAll(async () => {
-  for (const replica of replicas) await replica.app.close().catch(() => undefined);
-  await reporting?.close();
-  await sql?.end();
-  if (identityDb?.isInitialized) await identityDb.destroy();
-  await jwks?.close();
-  await nats?.stop();
-  await db?.drop();
+  stack.atEnd(() => sql.end());
 });
 
 function call(base: string, method: string, path: string, credential: string | null, body?: unknown, contentType = 'application/json'): Promise<Response> {
@@ -112,14 +90,6 @@ async function listKeys(base: string, token: string): Promise<Record<string, str
 
 /** A request with the API key to an API-key route: the key works when it is not a 401. */
 const useKey = (base: string, key: string) => call(base, 'GET', '/agent/reporting?time_range=today', key);
-
-async function problem(response: Response, status: number, type: RegExp): Promise<Record<string, unknown>> {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toBe('application/problem+json');
-  const body = (await response.json()) as Record<string, unknown>;
-  expect(body).toMatchObject({ status, type: expect.stringMatching(type) });
-  return body;
-}
 
 describe('key lifecycle through two gateway replicas', () => {
   it('creates a key whose secret works at once, lists it with last4 and last_used_at, revokes it everywhere within 1 s', async () => {
@@ -194,7 +164,7 @@ describe('key lifecycle through two gateway replicas', () => {
     const other = await identity.createKey('agent_keys_b', 'live');
     secrets.push(other.api_key);
     for (const id of [other.key_id, 'key_00000000000000000000', 'not-a-key-id', 'key_%F0%9F%92%A9']) {
-      const body = await problem(await call(a, 'DELETE', `/agent/keys/${id}`, tokens.a), 404, /key-not-found$/);
+      const body = await expectProblem(await call(a, 'DELETE', `/agent/keys/${id}`, tokens.a), 404, /key-not-found$/);
       expect(body.detail).toBe('No API key with this id exists for this platform.');
     }
     expect((await useKey(a, other.api_key)).status).not.toBe(401);
@@ -212,7 +182,7 @@ describe('key lifecycle through two gateway replicas', () => {
     expect(statuses.filter((s) => s === 409)).toHaveLength(10);
     for (const response of attempts) {
       if (response.status === 201) secrets.push(((await response.json()) as { api_key: string }).api_key);
-      else await problem(response, 409, /key-limit-reached$/);
+      else await expectProblem(response, 409, /key-limit-reached$/);
     }
     const { rows } = await sql.query(`SELECT count(*)::int AS n FROM identity.api_key WHERE agent_id = 'agent_keys_limit' AND revoked_at IS NULL`);
     expect(rows[0].n).toBe(20);
@@ -220,7 +190,7 @@ describe('key lifecycle through two gateway replicas', () => {
     const [first] = await listKeys(a, token);
     expect((await call(a, 'DELETE', `/agent/keys/${first.key_id}`, token)).status).toBe(204);
     secrets.push((await createKey(b, token, { mode: 'live', name: 'the 20th again' })).api_key);
-    await problem(await call(a, 'POST', '/agent/keys', token, { mode: 'live', name: 'one too many' }), 409, /key-limit-reached$/);
+    await expectProblem(await call(a, 'POST', '/agent/keys', token, { mode: 'live', name: 'one too many' }), 409, /key-limit-reached$/);
   });
 });
 
@@ -232,7 +202,7 @@ describe('who may call the owner routes', () => {
       for (const credential of [apiKey.api_key, null, tokens.nobody]) {
         const body = method === 'POST' ? { mode: 'live', name: 'x' } : undefined;
         const response = await call(a, method, path, credential, body);
-        await problem(response, 401, /invalid-id-token$/);
+        await expectProblem(response, 401, /invalid-id-token$/);
         expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
       }
     }
@@ -240,7 +210,7 @@ describe('who may call the owner routes', () => {
 
   it('answers 403 to the owner of a suspended platform on every owner route, before looking at the input', async () => {
     for (const [method, path] of OWNER_ROUTES) {
-      await problem(await call(b, method, `${path}${path.includes('?') ? '&' : '?'}bogus=1`, tokens.s, method === 'POST' ? { bogus: true } : undefined), 403, /account-unavailable$/);
+      await expectProblem(await call(b, method, `${path}${path.includes('?') ? '&' : '?'}bogus=1`, tokens.s, method === 'POST' ? { bogus: true } : undefined), 403, /account-unavailable$/);
     }
   });
 });
@@ -260,7 +230,7 @@ describe('bad input', () => {
     ['an array', [{ mode: 'live', name: 'x' }], /JSON object/],
   ])('refuses %s with 422', async (_what, body, detail) => {
     const response = await call(a, 'POST', '/agent/keys', tokens.a, body);
-    expect((await problem(response, 422, /invalid-body$/)).detail).toMatch(detail);
+    expect((await expectProblem(response, 422, /invalid-body$/)).detail).toMatch(detail);
   });
 
   it('accepts a name of exactly 64 characters (code points, emoji included)', async () => {
@@ -271,14 +241,14 @@ describe('bad input', () => {
   });
 
   it('answers 415 to a body that is not JSON, 413 to one over the limit, 400 to malformed JSON, 422 to a query parameter', async () => {
-    await problem(await call(a, 'POST', '/agent/keys', tokens.a, 'mode=live&name=x', 'application/x-www-form-urlencoded'), 415, /unsupported-media-type$/);
+    await expectProblem(await call(a, 'POST', '/agent/keys', tokens.a, 'mode=live&name=x', 'application/x-www-form-urlencoded'), 415, /unsupported-media-type$/);
     // The details the OpenAPI examples show.
-    expect((await problem(await call(a, 'POST', '/agent/keys', tokens.a, { mode: 'live', name: 'x'.repeat(70_000) }), 413, /payload-too-large$/)).detail).toBe('Request body is too large');
-    expect((await problem(await call(a, 'POST', '/agent/keys', tokens.a, '{"mode": "live", "name": '), 400, /bad-request$/)).detail).toBe(
+    expect((await expectProblem(await call(a, 'POST', '/agent/keys', tokens.a, { mode: 'live', name: 'x'.repeat(70_000) }), 413, /payload-too-large$/)).detail).toBe('Request body is too large');
+    expect((await expectProblem(await call(a, 'POST', '/agent/keys', tokens.a, '{"mode": "live", "name": '), 400, /bad-request$/)).detail).toBe(
       "Body is not valid JSON but content-type is set to 'application/json'",
     );
-    await problem(await call(a, 'GET', '/agent/keys?agent_id=agent_keys_b', tokens.a), 422, /invalid-query$/);
-    await problem(await call(a, 'DELETE', '/agent/keys/key_00000000000000000000?force=1', tokens.a), 422, /invalid-query$/);
+    await expectProblem(await call(a, 'GET', '/agent/keys?agent_id=agent_keys_b', tokens.a), 422, /invalid-query$/);
+    await expectProblem(await call(a, 'DELETE', '/agent/keys/key_00000000000000000000?force=1', tokens.a), 422, /invalid-query$/);
     const { rows } = await sql.query(`SELECT count(*)::int AS n FROM identity.api_key WHERE name = 'x'`);
     expect(rows[0].n).toBe(0);
   });
@@ -289,7 +259,7 @@ describe('secrets', () => {
     const created = await createKey(a, tokens.a, { mode: 'live', name: 'used on B only' });
     expect((await useKey(b, created.api_key)).status).not.toBe(401);
     expect((await sql.query('SELECT last_used_at FROM identity.api_key WHERE key_id = $1', [created.key_id])).rows[0].last_used_at).toBeNull();
-    await replicas[1].app.close();
+    await replicas[1].close();
     const { rows } = await sql.query('SELECT last_used_at FROM identity.api_key WHERE key_id = $1', [created.key_id]);
     expect(rows[0].last_used_at).toBeInstanceOf(Date);
   });

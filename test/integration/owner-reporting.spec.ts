@@ -1,21 +1,16 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { parse } from 'csv-parse/sync';
-import type { DataSource } from 'typeorm';
 import { SERIES_FIGURES, type Report, type ReportSeries } from '#libs/contracts';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
-import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 import {
-  connectProducer,
-  newTestDatabase,
-  startNats,
+  connectStackProducer,
+  seedPlatform,
+  startGateway,
+  startIdentityProvider,
   startReportingProjection,
+  useTestStack,
   waitFor,
   type Producer,
-  type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
 } from '../support/index.js';
-import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, type JwksServer } from '../support/oidc.js';
+import { signIdToken } from '../support/oidc.js';
 
 /**
  * Report series and the owner's reporting over real HTTP (DESIGN §7): the gateway with a real
@@ -28,35 +23,22 @@ import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, ty
 
 const AGENT = 'agent_series';
 const ZONE = 'Asia/Kathmandu';
-let nats: TestNats;
-let db: TestDatabase;
-let jwks: JwksServer;
-let reporting: ServiceUnderTest<ReportingProjectionEnv>;
-let gateway: NestFastifyApplication;
+const stack = useTestStack();
 let base: string;
-let identityDb: DataSource;
 let producer: Producer;
-const keys: Record<'live' | 'test', string> = { live: '', test: '' };
+let keys: Record<'live' | 'test', string>;
 let owner: string;
 /** Recommendations published per traffic (each shown; every third clicked, with an entry of 1.5 USD). */
 const published = { live: 0, test: 0 };
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  const signing = await generateTestKey('RS256');
-  jwks = await startJwksServer([signing]);
-  reporting = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 300 });
-  ({ app: gateway, base } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url }));
-  identityDb = createIdentityDataSource(db.url, 2, 'owner-reporting-test');
-  await identityDb.initialize();
-  const identity = new IdentityRepository(identityDb);
-  await identity.createPlatform(AGENT, 'uid_series');
-  keys.live = (await identity.createKey(AGENT, 'live')).api_key;
-  keys.test = (await identity.createKey(AGENT, 'test')).api_key;
-  owner = await signIdToken(signing, { sub: 'uid_series' });
+  const { jwks, key } = await startIdentityProvider(stack);
+  stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 300 }));
+  ({ base } = await startGateway(stack, { jwksUrl: jwks.url }));
+  keys = (await seedPlatform(stack, AGENT, { owner: 'uid_series', keys: ['live', 'test'] })).keys;
+  owner = await signIdToken(key, { sub: 'uid_series' });
 
-  producer = await connectProducer(nats.url);
+  producer = await connectStackProducer(stack);
   await producer.publishRaw(
     'settings.timezone.changed',
     JSON.stringify({ agent_id: AGENT, reporting_timezone: ZONE, updated_at: new Date().toISOString(), event_id: 'tz_series_1' }),
@@ -89,16 +71,6 @@ beforeAll(async () => {
     },
     { timeoutMs: 30000, intervalMs: 200, what: 'the live 7d report of every event' },
   );
-});
-
-afterAll(async () => {
-  await producer?.close();
-  await gateway?.close();
-  await reporting?.close();
-  if (identityDb?.isInitialized) await identityDb.destroy();
-  await jwks?.close();
-  await nats?.stop();
-  await db?.drop();
 });
 
 function get(path: string, credential: string): Promise<Response> {

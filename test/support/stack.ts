@@ -138,11 +138,7 @@ export async function connectSql(stack: TestStack): Promise<pg.Client> {
 
 const identities = new WeakMap<TestStack, Promise<{ dataSource: DataSource; repository: IdentityRepository }>>();
 
-/**
- * The identity repository on the stack's database (one DataSource per stack, migrated, ended
- * with the stack): what the ops CLI writes platforms and keys through.
- */
-export async function identityOf(stack: TestStack): Promise<IdentityRepository> {
+function identityEntry(stack: TestStack): Promise<{ dataSource: DataSource; repository: IdentityRepository }> {
   let entry = identities.get(stack);
   if (!entry) {
     entry = (async () => {
@@ -154,7 +150,20 @@ export async function identityOf(stack: TestStack): Promise<IdentityRepository> 
     })();
     identities.set(stack, entry);
   }
-  return (await entry).repository;
+  return entry;
+}
+
+/**
+ * The identity repository on the stack's database (one DataSource per stack, migrated, ended
+ * with the stack): what the ops CLI writes platforms and keys through.
+ */
+export async function identityOf(stack: TestStack): Promise<IdentityRepository> {
+  return (await identityEntry(stack)).repository;
+}
+
+/** The DataSource behind identityOf, for the identity schema's other tables (e.g. the gateway's outbox). */
+export async function identityDataSourceOf(stack: TestStack): Promise<DataSource> {
+  return (await identityEntry(stack)).dataSource;
 }
 
 export interface SeededPlatform<M extends KeyMode> {
