@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import {
-  DeadLetterHeaders,
   Durables,
   RECOMMENDATION_EVENT_KINDS,
   RpcSubjects,
@@ -12,20 +11,16 @@ import {
 } from '#libs/contracts';
 import { NatsRpcClient } from '#libs/nats';
 import {
-  connectProducer,
+  connectStackProducer,
+  checkProperty,
   fuzzSeed,
-  newTestDatabase,
-  startNats,
+  readDeadLetters,
   startPayoutsRead,
   startReportingProjection,
+  useTestStack,
   waitFor,
   type Producer,
-  type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
 } from '../support/index.js';
-import type { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
-import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 
 /**
  * Hostile events on every subject the services consume (events.recommendation.<kind>,
@@ -41,28 +36,15 @@ import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src
 const SEED = fuzzSeed('event-fuzz');
 const RUNS = 4;
 
-let nats: TestNats;
-let db: TestDatabase;
-let reporting: ServiceUnderTest<ReportingProjectionEnv>;
-let payouts: ServiceUnderTest<PayoutsReadEnv>;
+const stack = useTestStack();
 let producer: Producer;
 let rpc: ClientProxy;
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  reporting = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 300 });
-  payouts = await startPayoutsRead({ natsUrl: nats.url, databaseUrl: db.url, PAYOUTS_CACHE_TTL_MS: 0 });
-  producer = await connectProducer(nats.url);
+  stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 300 }));
+  stack.track(await startPayoutsRead({ ...stack.urls, PAYOUTS_CACHE_TTL_MS: 0 }));
+  producer = await connectStackProducer(stack);
   rpc = new NatsRpcClient({ connection: producer.connection, timeoutMs: 5000 });
-});
-
-afterAll(async () => {
-  await producer?.close();
-  await payouts?.close();
-  await reporting?.close();
-  await nats?.stop();
-  await db?.drop();
 });
 
 // ─────────────────────────── what the services accept ───────────────────────────
@@ -230,29 +212,16 @@ async function deadLetterCount(): Promise<number> {
   return (await manager.streams.info(Streams.deadLetters)).state.messages;
 }
 
-async function deadLettersSince(sequence: number, count: number): Promise<{ subject: string; reason: string }[]> {
-  const letters: { subject: string; reason: string }[] = [];
-  if (count === 0) return letters;
-  const consumer = await producer.js.consumers.get(Streams.deadLetters, { opt_start_seq: sequence + 1 });
-  while (letters.length < count) {
-    const batch = await consumer.fetch({ max_messages: count - letters.length, expires: 2000 });
-    let received = 0;
-    for await (const m of batch) {
-      received++;
-      letters.push({ subject: m.subject, reason: m.headers?.get(DeadLetterHeaders.reason) ?? '' });
-    }
-    if (received === 0) break;
-  }
-  return letters;
-}
+const deadLettersSince = (since: number, max: number) => readDeadLetters(producer.connection, { since, max });
 
 const ask = <T>(subject: string, body: unknown): Promise<T> => firstValueFrom(rpc.send<T>(subject, body));
 
 let run = 0;
 
 it('dead-letters every hostile event exactly once and keeps applying the valid events behind them', async () => {
-  await fc.assert(
-    fc.asyncProperty(fc.array(hostileEvent, { minLength: 15, maxLength: 45 }), async (events) => {
+  await checkProperty(
+    [fc.array(hostileEvent, { minLength: 15, maxLength: 45 })],
+    async (events) => {
       run++;
       const agent = `agent_fz_${run}`;
       const before = await deadLetterCount();
@@ -286,7 +255,7 @@ it('dead-letters every hostile event exactly once and keeps applying the valid e
         { timeoutMs: 30000, intervalMs: 200, what: `the report of ${agent}` },
       );
       expect(report).toMatchObject({ agent_id: agent, exposures: 2, clicks: 1 });
-    }),
-    { numRuns: RUNS, seed: SEED, endOnFailure: true },
+    },
+    { runs: RUNS, seed: SEED },
   );
 });

@@ -3,18 +3,7 @@ import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Streams } from '#libs/contracts';
 import { NatsClient, publishDeadLetter } from '#libs/nats';
-import {
-  connectProducer,
-  newTestDatabase,
-  prepareStreams,
-  startNats,
-  startReportingProjection,
-  waitFor,
-  type Producer,
-  type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
-} from '../support/index.js';
+import { connectStackProducer, startReportingProjection, useTestStack, waitFor, type Producer, type ServiceUnderTest } from '../support/index.js';
 import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 
 /**
@@ -23,15 +12,14 @@ import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src
  */
 const CLI = resolve('dist/apps/ops/src/main.js');
 
-let nats: TestNats;
-let db: TestDatabase;
+const stack = useTestStack({ streams: true });
 let producer: Producer;
 let client: NatsClient;
 let reporting: ServiceUnderTest<ReportingProjectionEnv>;
 
 function ops(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, DATABASE_URL: db.url, NATS_URL: nats.url }, timeout: 30000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, DATABASE_URL: stack.db.url, NATS_URL: stack.nats.url }, timeout: 30000 }, (error, stdout, stderr) =>
       done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -47,20 +35,10 @@ async function opsJson<T>(args: string[]): Promise<T> {
 type Listing = { dead_letters: { sequence: number; original_subject: string; reason: string; deliveries: number | null; payload: string }[]; stored: number };
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  await prepareStreams(nats.url);
-  producer = await connectProducer(nats.url);
-  client = await NatsClient.connect({ servers: [nats.url], name: 'test' });
-  reporting = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000 });
-});
-
-afterAll(async () => {
-  await reporting?.close();
-  await producer?.close();
-  await client?.drain();
-  await nats?.stop();
-  await db?.drop();
+  producer = await connectStackProducer(stack);
+  client = await NatsClient.connect({ servers: [stack.nats.url], name: 'test' });
+  stack.atEnd(() => client.drain());
+  reporting = stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000 }));
 });
 
 it('lists dead letters with their reasons, re-drives one into the projection, and refuses a second re-drive', async () => {

@@ -1,23 +1,22 @@
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
 import { Durables, Streams, type PayoutStatement } from '#libs/contracts';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import type { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
 import {
-  connectProducer,
-  newTestDatabase,
-  startNats,
+  PAYOUT_STATUSES,
+  connectStackProducer,
+  expectProblem,
+  identityOf,
+  payoutBalanceEvent,
+  payoutStatementEvent,
+  seedPlatform,
+  startGateway,
+  startIdentityProvider,
   startPayoutsRead,
-  waitFor,
+  useTestStack,
+  waitForConsumer,
   type Producer,
   type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
-  payoutStatementEvent,
-  PAYOUT_STATUSES,
 } from '../support/index.js';
-import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, type JwksServer, type TestKey } from '../support/oidc.js';
+import { signIdToken, type TestKey } from '../support/oidc.js';
 
 /**
  * GET /agent-payouts/me/* end to end over real HTTP: the gateway (ID token with role agent from
@@ -25,15 +24,10 @@ import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, ty
  * from payout events published to JetStream. Two platforms with data, one without.
  */
 
-let nats: TestNats;
-let db: TestDatabase;
-let jwks: JwksServer;
+const stack = useTestStack();
 let payouts: ServiceUnderTest<PayoutsReadEnv> | undefined;
-let gateway: NestFastifyApplication;
 let base: string;
-let identityDb: DataSource;
 let producer: Producer;
-let manager: JetStreamManager;
 let key: TestKey;
 let apiKey: string;
 const tokens: Record<string, string> = {};
@@ -46,16 +40,7 @@ const B_STATEMENTS = 3;
 const STATUSES = PAYOUT_STATUSES;
 let msgId = 0;
 
-const balance = (agent: string, currency: string, base: number) => ({
-  agent_id: agent,
-  currency,
-  pending_micros: base,
-  available_micros: base + 1,
-  locked_micros: base + 2,
-  paid_out_micros: base + 3,
-  updated_at: '2026-11-20T10:15:42.120Z',
-  version: 1,
-});
+const balance = (agent: string, currency: string, base: number) => payoutBalanceEvent(agent, currency, base);
 
 const statement = payoutStatementEvent;
 
@@ -81,16 +66,6 @@ async function ok<T>(path: string, credential?: string): Promise<T> {
   return (await response.json()) as T;
 }
 
-async function expectProblem(response: Response, status: number, slug: string): Promise<{ type: string; title: string; status: number; detail: string }> {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toBe('application/problem+json');
-  const problem = (await response.json()) as { type: string; title: string; status: number; detail: string };
-  expect(problem).toMatchObject({ status, type: `https://docs.weave.example/problems/${slug}` });
-  expect(problem.title).toBeTruthy();
-  expect(problem.detail).toBeTruthy();
-  return problem;
-}
-
 interface Page {
   items: PayoutStatement[];
   page: number;
@@ -99,27 +74,17 @@ interface Page {
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  key = await generateTestKey('RS256');
-  jwks = await startJwksServer([key]);
-  payouts = await startPayoutsRead({ natsUrl: nats.url, databaseUrl: db.url, PAYOUTS_INGEST_BATCH_SIZE: 50 });
-  ({ app: gateway, base } = await startGatewayWithOidc({
-    natsUrl: nats.url,
-    databaseUrl: db.url,
-    jwksUrl: jwks.url,
-    extra: { PAYOUTS_REQUEST_TIMEOUT_MS: '1000' },
-  }));
-  identityDb = createIdentityDataSource(db.url, 2, 'payouts-http-test');
-  await identityDb.initialize();
-  const identity = new IdentityRepository(identityDb);
-  for (const agent of [A, B, EMPTY, 'agent_pay_suspended']) await identity.createPlatform(agent, `uid_${agent}`);
-  await identity.setStatus('agent_pay_suspended', 'suspended');
-  apiKey = (await identity.createKey(A, 'live')).api_key;
+  const idp = await startIdentityProvider(stack);
+  key = idp.key;
+  payouts = await startPayoutsRead({ ...stack.urls, PAYOUTS_INGEST_BATCH_SIZE: 50 });
+  stack.atEnd(() => payouts?.close());
+  ({ base } = await startGateway(stack, { jwksUrl: idp.jwks.url, extra: { PAYOUTS_REQUEST_TIMEOUT_MS: '1000' } }));
+  for (const agent of [A, B, EMPTY, 'agent_pay_suspended']) await seedPlatform(stack, agent, { owner: `uid_${agent}`, keys: [] });
+  await (await identityOf(stack)).setStatus('agent_pay_suspended', 'suspended');
+  apiKey = (await (await identityOf(stack)).createKey(A, 'live')).api_key;
   for (const agent of [A, B, EMPTY, 'agent_pay_suspended']) tokens[agent] = await signIdToken(key, { sub: `uid_${agent}`, role: 'agent' });
 
-  producer = await connectProducer(nats.url);
-  manager = await jetstreamManager(producer.connection);
+  producer = await connectStackProducer(stack);
   await publish('balance', balance(A, 'USD', 1000));
   await publish('balance', balance(A, 'EUR', 500));
   await publish('balance', balance(B, 'USD', 7));
@@ -137,23 +102,7 @@ beforeAll(async () => {
     await publish('statement', statement(A, n));
     if (n < B_STATEMENTS) await publish('statement', statement(B, n));
   }
-  await waitFor(
-    async () => {
-      const info = await manager.consumers.info(Streams.events, Durables.payoutsRead);
-      return info.num_pending === 0 && info.num_ack_pending === 0 && info.delivered.stream_seq >= msgId;
-    },
-    { what: 'payouts-read caught up' },
-  );
-});
-
-afterAll(async () => {
-  await producer?.close();
-  await gateway?.close();
-  await payouts?.close();
-  if (identityDb?.isInitialized) await identityDb.destroy();
-  await jwks?.close();
-  await nats?.stop();
-  await db?.drop();
+  await waitForConsumer(producer, Streams.events, Durables.payoutsRead, { delivered: msgId, what: 'payouts-read caught up' });
 });
 
 describe('GET /agent-payouts/me/balance', () => {
@@ -437,7 +386,7 @@ describe('payouts-read unavailable', () => {
       expect(response.headers.get('retry-after')).toBe('5');
       expect(Date.now() - started).toBeLessThan(3000);
     }
-    payouts = await startPayoutsRead({ natsUrl: nats.url, databaseUrl: db.url });
+    payouts = await startPayoutsRead(stack.urls);
     expect((await ok<Page>('/statements')).total).toBe(A_STATEMENTS);
   });
 });

@@ -1,10 +1,9 @@
 import fc from 'fast-check';
-import { DataSource } from 'typeorm';
-import { initializeDatabase } from '#libs/database';
+import type { DataSource } from 'typeorm';
 import type { InboundMessage } from '#libs/nats';
 import { createPayoutsDataSource } from '../../apps/payouts-read/src/database/payouts.data-source.js';
 import { PayoutsProjectionService } from '../../apps/payouts-read/src/ingestion/payouts-projection.service.js';
-import { newTestDatabase, type TestDatabase } from '../support/index.js';
+import { checkProperty, deliveryPlan, useMigratedDatabase } from '../support/index.js';
 
 /**
  * The payout read model against its definition: for every record, the state of the event with
@@ -99,26 +98,6 @@ function eventsOf(s: Scenario): { events: Event[]; expected: Map<string, Record<
   return { events, expected };
 }
 
-/** Deterministic shuffle, duplication, batching and redelivery from the scenario's seed. */
-function deliveries(messages: InboundMessage[], seed: number): InboundMessage[][] {
-  let state = seed >>> 0 || 1;
-  const random = () => ((state = (state * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-  const arrival = [...messages];
-  for (let i = arrival.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [arrival[i], arrival[j]] = [arrival[j], arrival[i]];
-  }
-  for (const message of messages) if (random() < 0.3) arrival.splice(Math.floor(random() * arrival.length), 0, { ...message, deliveries: 2 });
-  const batches: InboundMessage[][] = [];
-  for (let i = 0; i < arrival.length; ) {
-    const size = 1 + Math.floor(random() * 6);
-    batches.push(arrival.slice(i, i + size));
-    i += size;
-  }
-  for (let i = 0; i < 2 && batches.length > 0; i++) batches.push(batches[Math.floor(random() * batches.length)]);
-  return batches;
-}
-
 const iso = (value: Date | null) => (value === null ? null : value.toISOString());
 const num = (value: string | null) => (value === null ? null : Number(value));
 
@@ -149,24 +128,14 @@ async function readModel(dataSource: DataSource): Promise<Map<string, Record<str
 }
 
 describe('payouts read model property: any arrival order and batching gives the newest version of every record', () => {
-  let db: TestDatabase;
-  let dataSource: DataSource;
-
-  beforeAll(async () => {
-    db = newTestDatabase();
-    dataSource = createPayoutsDataSource(db.url, 4);
-    await initializeDatabase(dataSource);
-  });
-
-  afterAll(async () => {
-    await dataSource?.destroy();
-    await db?.drop();
-  });
+  const scratch = useMigratedDatabase((url) => createPayoutsDataSource(url, 4));
 
   it('matches the newest version per record, and invalid events are dead-lettered', async () => {
+    const { dataSource } = scratch;
     const projection = new PayoutsProjectionService(dataSource);
-    await fc.assert(
-      fc.asyncProperty(scenario, async (s) => {
+    await checkProperty(
+      [scenario],
+      async (s) => {
         await dataSource.query(`TRUNCATE payouts.balance, payouts.readiness, payouts.statement`);
         const { events, expected } = eventsOf(s);
         const messages: InboundMessage[] = events.map(({ subject, payload }, i) => ({
@@ -176,15 +145,15 @@ describe('payouts read model property: any arrival order and batching gives the 
           deliveries: 1,
         }));
         const invalidSequences = new Set(events.flatMap((e, i) => (typeof e.payload === 'string' ? [i + 1] : [])));
-        for (const batch of deliveries(messages, s.seed)) {
+        for (const batch of deliveryPlan(messages, s.seed)) {
           const outcomes = await projection.applyBatch(batch);
           batch.forEach((message, i) => {
             expect(outcomes[i].kind).toBe(invalidSequences.has(message.sequence) ? 'dead-letter' : 'applied');
           });
         }
         expect(await readModel(dataSource)).toEqual(expected);
-      }),
-      { numRuns: 150 },
+      },
+      { runs: 150 },
     );
   });
 });

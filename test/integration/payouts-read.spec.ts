@@ -1,9 +1,7 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import {
-  DeadLetterHeaders,
   Durables,
   RpcSubjects,
   Streams,
@@ -14,83 +12,47 @@ import {
   type PayoutStatement,
   type RpcReply,
 } from '#libs/contracts';
-import { loadEnv } from '#libs/config';
 import { NatsRpcClient } from '#libs/nats';
-import { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
-import { createPayoutsReadApp } from '../../apps/payouts-read/src/payouts-read.app.js';
 import {
-  REDIS_URL,
-  connectProducer,
-  newTestDatabase,
-  startNats,
-  testLogger,
-  waitFor,
-  type Producer,
-  type TestDatabase,
-  type TestNats,
-  payoutStatementEvent,
   PAYOUT_STATUSES,
+  connectStackProducer,
+  expectDeadLetters,
+  payoutBalanceEvent,
+  payoutStatementEvent,
+  readDeadLetters,
+  startPayoutsRead,
+  useTestStack,
+  waitForConsumer,
+  type Producer,
 } from '../support/index.js';
 
 /** payouts-read against real NATS and PostgreSQL: the read model and every request/reply subject. */
 
-const balance = (agent: string, currency: string, version: number, base: number) => ({
-  agent_id: agent,
-  currency,
-  pending_micros: base,
-  available_micros: base + 1,
-  locked_micros: base + 2,
-  paid_out_micros: base + 3,
-  updated_at: `2026-11-0${Math.min(version, 9)}T00:00:00Z`,
-  version,
-});
+const balance = (agent: string, currency: string, version: number, base: number) =>
+  payoutBalanceEvent(agent, currency, base, { updated_at: `2026-11-0${Math.min(version, 9)}T00:00:00Z`, version });
 
 const STATUSES = PAYOUT_STATUSES;
 
 const statement = payoutStatementEvent;
 
 describe('payouts-read', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-  let app: NestFastifyApplication;
+  const stack = useTestStack();
   let producer: Producer;
   let rpc: ClientProxy;
   let manager: JetStreamManager;
   let msgId = 0;
 
   beforeAll(async () => {
-    nats = await startNats();
-    db = newTestDatabase();
-    const env = loadEnv(PayoutsReadEnv, {
-      NATS_URL: nats.url,
-      DATABASE_URL: db.url,
-      REDIS_URL,
-      PAYOUTS_HTTP_PORT: '0',
-      HOST: '127.0.0.1',
-      PAYOUTS_INGEST_BATCH_SIZE: '7',
-    });
-    app = await createPayoutsReadApp(env, testLogger('payouts-read'));
-    await app.listen(0, '127.0.0.1');
-    producer = await connectProducer(nats.url);
+    stack.track(await startPayoutsRead({ ...stack.urls, PAYOUTS_INGEST_BATCH_SIZE: 7 }));
+    producer = await connectStackProducer(stack);
     rpc = new NatsRpcClient({ connection: producer.connection, timeoutMs: 5000 });
     manager = await jetstreamManager(producer.connection);
-  });
-
-  afterAll(async () => {
-    await producer?.close();
-    await app?.close();
-    await nats?.stop();
-    await db?.drop();
   });
 
   const publish = (kind: 'balance' | 'readiness' | 'statement', payload: unknown) =>
     producer.publishRaw(`events.payouts.${kind}`, JSON.stringify(payload), `p${++msgId}`);
 
-  const caughtUp = () =>
-    waitFor(async () => {
-      const info = await manager.consumers.info(Streams.events, Durables.payoutsRead);
-      return info.num_pending === 0 && info.num_ack_pending === 0;
-    }, { what: 'payouts consumer caught up' });
+  const caughtUp = () => waitForConsumer(producer, Streams.events, Durables.payoutsRead, { what: 'payouts consumer caught up' });
 
   /** A plain NATS request, as another team's client sends it: the reply is the wire envelope itself. */
   async function wire<T>(subject: string, body: unknown): Promise<RpcReply<T>> {
@@ -151,37 +113,17 @@ describe('payouts-read', () => {
       await publish('balance', balance('agent_dl', 'USD', 1, 7)); // valid, after the invalid ones
       await caughtUp();
 
-      const letters: { subject: string; reason: string; data: string; sequence: number }[] = [];
-      const consumer = await producer.js.consumers.get(Streams.deadLetters, { opt_start_seq: dlBefore + 1 });
-      for await (const m of await consumer.fetch({ max_messages: 8, expires: 2000 })) {
-        letters.push({
-          subject: m.subject,
-          reason: m.headers?.get(DeadLetterHeaders.reason) ?? '',
-          data: m.string(),
-          sequence: Number(m.headers?.get(DeadLetterHeaders.originalSequence)),
-        });
-        m.ack();
-      }
-      letters.sort((a, b) => a.sequence - b.sequence);
-      expect(letters.map((l) => l.subject)).toEqual([
-        'deadletter.events.payouts.balance',
-        'deadletter.events.payouts.balance',
-        'deadletter.events.payouts.balance',
-        'deadletter.events.payouts.balance',
-        'deadletter.events.payouts.statement',
-        'deadletter.events.payouts.statement',
-        'deadletter.events.payouts.readiness',
-        'deadletter.events.payouts.teleported',
+      const letters = expectDeadLetters(await readDeadLetters(producer.connection, { since: dlBefore, max: 8 }), [
+        ['deadletter.events.payouts.balance', /not valid UTF-8 JSON/],
+        ['deadletter.events.payouts.balance', /pending_micros/],
+        ['deadletter.events.payouts.balance', /available_micros/],
+        ['deadletter.events.payouts.balance', /version/],
+        ['deadletter.events.payouts.statement', /status/],
+        ['deadletter.events.payouts.statement', /transfer\.source_currency/],
+        ['deadletter.events.payouts.readiness', /missing_fields/],
+        ['deadletter.events.payouts.teleported', /unknown payout event subject/],
       ]);
-      expect(letters[0].reason).toMatch(/not valid UTF-8 JSON/);
       expect(letters[0].data).toBe('{not json');
-      expect(letters[1].reason).toMatch(/pending_micros/);
-      expect(letters[2].reason).toMatch(/available_micros/);
-      expect(letters[3].reason).toMatch(/version/);
-      expect(letters[4].reason).toMatch(/status/);
-      expect(letters[5].reason).toMatch(/transfer\.source_currency/);
-      expect(letters[6].reason).toMatch(/missing_fields/);
-      expect(letters[7].reason).toMatch(/unknown payout event subject/);
 
       const balances = await result<PayoutBalancesReply>(RpcSubjects.payoutsBalanceGet, { agent_id: 'agent_dl' });
       expect(balances.balances).toEqual([expect.objectContaining({ currency: 'USD', pending_micros: 7, available_micros: 8 })]);

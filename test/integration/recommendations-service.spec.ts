@@ -16,9 +16,9 @@ import {
 import { initializeDatabase } from '#libs/database';
 import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
-import { NatsClient, NatsRpcClient, ensureStreams } from '#libs/nats';
+import { NatsRpcClient, ensureStreams, type NatsClient } from '#libs/nats';
 import type { RecommendationsEnv } from '../../apps/recommendations/src/config/recommendations.env.js';
-import { newTestDatabase, startNats, startRecommendations, waitFor, type ServiceUnderTest, type TestDatabase, type TestNats } from '../support/index.js';
+import { connectNatsClient, connectSql, startRecommendations, storedEvents, useTestStack, waitFor, type ServiceUnderTest } from '../support/index.js';
 
 /**
  * The recommendations service over a private nats-server and a fresh PostgreSQL database, with
@@ -28,8 +28,7 @@ import { newTestDatabase, startNats, startRecommendations, waitFor, type Service
  */
 const GENERATED = 'events.recommendation.generated';
 
-let nats: TestNats;
-let db: TestDatabase;
+const stack = useTestStack();
 let service: ServiceUnderTest<RecommendationsEnv>;
 let client: NatsClient;
 let rpc: ClientProxy;
@@ -55,22 +54,7 @@ const ask = (payload: unknown) => firstValueFrom(rpc.send<RecommendResult>(RpcSu
 
 const recommend = (overrides: Partial<RecommendRequest> = {}): Promise<RecommendResult> => ask(request(overrides));
 
-interface StoredEvent {
-  msgId: string | undefined;
-  subject: string;
-  payload: Record<string, unknown>;
-}
-
-async function generatedEvents(): Promise<StoredEvent[]> {
-  const info = await client.manager.streams.info(Streams.events);
-  const events: StoredEvent[] = [];
-  for (let seq = info.state.first_seq; info.state.messages > 0 && seq <= info.state.last_seq; seq++) {
-    const message = await client.manager.streams.getMessage(Streams.events, { seq }).catch(() => null);
-    if (!message || message.subject !== GENERATED) continue;
-    events.push({ msgId: message.header?.get('Nats-Msg-Id'), subject: message.subject, payload: message.json<Record<string, unknown>>() });
-  }
-  return events;
-}
+const generatedEvents = async () => (await storedEvents(client.manager, Streams.events)).filter((e) => e.subject === GENERATED);
 
 const eventsFor = async (ids: string[]) => (await generatedEvents()).filter((e) => ids.includes(e.payload.recommendation_id as string));
 
@@ -80,27 +64,16 @@ async function count(query: string, params: unknown[] = []): Promise<number> {
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  service = await startRecommendations({ natsUrl: nats.url, databaseUrl: db.url });
-  client = await NatsClient.connect({ servers: [nats.url], name: 'recommendations-test' });
+  service = stack.track(await startRecommendations(stack.urls));
+  client = await connectNatsClient(stack, 'recommendations-test');
   rpc = new NatsRpcClient({ connection: client.connection, timeoutMs: 15000 });
-  catalog = createRecommendationsDataSource(db.url, 2, 'recommendations-test');
+  catalog = createRecommendationsDataSource(stack.db.url, 2, 'recommendations-test');
   await initializeDatabase(catalog);
+  stack.atEnd(() => catalog.destroy());
   const file = validateCatalog(JSON.parse(readFileSync(resolve('catalog/sample-catalog.json'), 'utf8')));
   if (!file.ok) throw new Error(`sample catalog invalid: ${file.problems.join('; ')}`);
   await importCatalog(catalog, file.ads);
-  sql = new pg.Client({ connectionString: db.url });
-  await sql.connect();
-});
-
-afterAll(async () => {
-  await sql?.end();
-  if (catalog?.isInitialized) await catalog.destroy();
-  await client?.drain();
-  await service?.close();
-  await nats?.stop();
-  await db?.drop();
+  sql = await connectSql(stack);
 });
 
 describe('ranking', () => {
@@ -286,7 +259,7 @@ describe('latency budget', () => {
     // A transaction holding an exclusive lock on the catalog: the search waits for it until its
     // statement_timeout (the budget) fires. The lock is released only after the answer came, so
     // a handler that ignored its budget would make this request time out instead.
-    const blocker = new pg.Client({ connectionString: db.url });
+    const blocker = new pg.Client({ connectionString: stack.db.url });
     await blocker.connect();
     const slow = request({ session_id: 'sess_budget', message_id: 'msg_budget', query: 'coffee beans', latency_budget_ms: 100 });
     try {

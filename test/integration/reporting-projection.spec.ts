@@ -1,19 +1,18 @@
 import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
-import { DeadLetterHeaders, Durables, RpcSubjects, Streams, type ReportReply } from '#libs/contracts';
+import { Durables, RpcSubjects, Streams, type ReportReply } from '#libs/contracts';
 import { NatsRpcClient } from '#libs/nats';
 import { DataSource } from 'typeorm';
 import {
-  connectProducer,
-  prepareStreams,
-  newTestDatabase,
-  startNats,
+  connectStackProducer,
+  expectDeadLetters,
+  readDeadLetters,
   startReportingProjection,
+  useTestStack,
+  waitForConsumer,
   waitFor,
   type Producer,
   type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
 } from '../support/index.js';
 import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { PublicationService } from '../../apps/reporting-projection/src/publication/publication.service.js';
@@ -21,34 +20,20 @@ import { reportPeriod } from '../../apps/reporting-projection/src/rules/periods.
 import { referenceReport, type ModelEvent } from '../support/reference-model.js';
 
 describe('reporting-projection', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
+  const stack = useTestStack();
   let service: ServiceUnderTest<ReportingProjectionEnv>;
   let producer: Producer;
   let rpc: ClientProxy;
 
   beforeAll(async () => {
-    nats = await startNats();
-    db = newTestDatabase();
-    service = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000 });
-    producer = await connectProducer(nats.url);
+    service = stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000 }));
+    producer = await connectStackProducer(stack);
     rpc = new NatsRpcClient({ connection: producer.connection, timeoutMs: 5000 });
-  });
-
-  afterAll(async () => {
-    await producer?.close();
-    await service?.close();
-    await nats?.stop();
-    await db?.drop();
   });
 
   const ask = (agent_id: string, traffic: string, time_range: string) => firstValueFrom(rpc.send<ReportReply>(RpcSubjects.reportGet, { agent_id, traffic, time_range }));
 
-  const caughtUp = async () =>
-    waitFor(async () => {
-      const info = await service.app.get(PublicationService)['nats'].manager.consumers.info(Streams.events, Durables.reportingProjection);
-      return info.num_pending === 0 && info.num_ack_pending === 0;
-    }, { what: 'consumer caught up' });
+  const caughtUp = () => waitForConsumer(producer, Streams.events, Durables.reportingProjection, { what: 'consumer caught up' });
 
   it('prepares on first request, then serves the counts of the applied events', async () => {
     const created = new Date(Date.now() - 10 * 60_000).toISOString();
@@ -110,31 +95,14 @@ describe('reporting-projection', () => {
     await producer.publish({ subject: 'events.recommendation.clicked', id: 'ok2', payload: { ...valid, event_id: 'ok2', recommendation_id: 'r_dl2' } });
     await caughtUp();
 
-    const letters = [];
-    const consumer = await producer.js.consumers.get(Streams.deadLetters);
-    for await (const m of await consumer.fetch({ max_messages: 5, expires: 2000 })) {
-      letters.push({
-        subject: m.subject,
-        reason: m.headers?.get(DeadLetterHeaders.reason) ?? '',
-        data: m.string(),
-        sequence: Number(m.headers?.get(DeadLetterHeaders.originalSequence)),
-      });
-      m.ack();
-    }
-    letters.sort((a, b) => a.sequence - b.sequence);
-    expect(letters.map((l) => l.subject)).toEqual([
-      'deadletter.events.recommendation.shown',
-      'deadletter.events.recommendation.shown',
-      'deadletter.events.recommendation.teleported',
-      'deadletter.events.accounting.entry',
-      'deadletter.events.recommendation.clicked',
+    const letters = expectDeadLetters(await readDeadLetters(producer.connection, { max: 5 }), [
+      ['deadletter.events.recommendation.shown', /not valid UTF-8 JSON/],
+      ['deadletter.events.recommendation.shown', /recommendation_id/],
+      ['deadletter.events.recommendation.teleported', /unknown recommendation event kind/],
+      ['deadletter.events.accounting.entry', /amount_micros/],
+      ['deadletter.events.recommendation.clicked', /disagrees/],
     ]);
-    expect(letters[0].reason).toMatch(/not valid UTF-8 JSON/);
     expect(letters[0].data).toBe('{not json');
-    expect(letters[1].reason).toMatch(/recommendation_id/);
-    expect(letters[2].reason).toMatch(/unknown recommendation event kind/);
-    expect(letters[3].reason).toMatch(/amount_micros/);
-    expect(letters[4].reason).toMatch(/disagrees/);
 
     const report = await waitFor(async () => {
       const reply = await ask('agent_dl', 'test', 'today');
@@ -145,64 +113,53 @@ describe('reporting-projection', () => {
 });
 
 describe('reporting-projection restarted mid-stream', () => {
+  const stack = useTestStack({ streams: true });
+
   it('loses and doubles nothing', async () => {
-    const nats = await startNats();
-    const db = newTestDatabase();
-    const producer = await connectProducer(nats.url);
-    await prepareStreams(nats.url);
+    const producer = await connectStackProducer(stack);
     let service: ServiceUnderTest<ReportingProjectionEnv> | undefined;
-    try {
-      const now = Date.now();
-      const events: { subject: string; event: ModelEvent }[] = [];
-      for (let r = 0; r < 3000; r++) {
-        const created = new Date(now - 60_000 - ((r * 7919) % (3 * 86_400_000))).toISOString();
-        const base = { type: 'recommendation' as const, recommendation_id: `rec_${r}`, agent_id: `agent_${r % 3}`, traffic: r % 4 === 0 ? ('test' as const) : ('live' as const), recommendation_created_at: created, occurred_at: created };
-        const kinds = (['generated', 'shown', 'clicked', 'engaged', 'converted'] as const).slice(0, 1 + (r % 5));
-        for (const kind of kinds) events.push({ subject: `events.recommendation.${kind}`, event: { ...base, kind, event_id: `evt_${kind}_${r}`, billable: kind === 'clicked' } });
-        if (r % 3 === 0) {
-          events.push({ subject: 'events.accounting.entry', event: { type: 'accounting', entry_id: `acc_${r}`, agent_id: base.agent_id, traffic: base.traffic, recommendation_id: base.recommendation_id, amount_micros: 1000 + r, currency: r % 30 === 0 ? 'EUR' : 'USD', recorded_at: created } });
-        }
+    stack.atEnd(() => service?.close());
+    const now = Date.now();
+    const events: { subject: string; event: ModelEvent }[] = [];
+    for (let r = 0; r < 3000; r++) {
+      const created = new Date(now - 60_000 - ((r * 7919) % (3 * 86_400_000))).toISOString();
+      const base = { type: 'recommendation' as const, recommendation_id: `rec_${r}`, agent_id: `agent_${r % 3}`, traffic: r % 4 === 0 ? ('test' as const) : ('live' as const), recommendation_created_at: created, occurred_at: created };
+      const kinds = (['generated', 'shown', 'clicked', 'engaged', 'converted'] as const).slice(0, 1 + (r % 5));
+      for (const kind of kinds) events.push({ subject: `events.recommendation.${kind}`, event: { ...base, kind, event_id: `evt_${kind}_${r}`, billable: kind === 'clicked' } });
+      if (r % 3 === 0) {
+        events.push({ subject: 'events.accounting.entry', event: { type: 'accounting', entry_id: `acc_${r}`, agent_id: base.agent_id, traffic: base.traffic, recommendation_id: base.recommendation_id, amount_micros: 1000 + r, currency: r % 30 === 0 ? 'EUR' : 'USD', recorded_at: created } });
       }
-      // Accounting first for some: move a few entries to the front of the stream.
-      events.unshift(...events.splice(events.length - 40, 40).filter((e) => e.event.type === 'accounting'));
-      for (const { subject, event } of events) {
-        const { type: _t, kind: _k, ...payload } = event as ModelEvent & { kind?: string };
-        await producer.publishRaw(subject, JSON.stringify(payload), 'event_id' in event ? event.event_id : event.entry_id);
-      }
-
-      service = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000, INGEST_BATCH_SIZE: 200 });
-      const inspector = await connectProducer(nats.url);
-      const manager = await (await import('@nats-io/jetstream')).jetstreamManager(inspector.connection);
-      await waitFor(async () => (await manager.consumers.info(Streams.events, Durables.reportingProjection)).ack_floor.stream_seq > 2000, { what: 'ingest under way' });
-      await service.close();
-      const floorAtStop = (await manager.consumers.info(Streams.events, Durables.reportingProjection)).ack_floor.stream_seq;
-      expect(floorAtStop).toBeLessThan(events.length);
-
-      service = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000, INGEST_BATCH_SIZE: 200 });
-      await waitFor(async () => {
-        const info = await manager.consumers.info(Streams.events, Durables.reportingProjection);
-        return info.num_pending === 0 && info.num_ack_pending === 0;
-      }, { what: 'caught up after restart' });
-
-      const processedThrough = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-      const builder = service.app.get(PublicationService)['builder'];
-      const scopes = ['agent_0', 'agent_1', 'agent_2'].flatMap((agentId) => ['live', 'test'].map((traffic) => ({ agentId, traffic, timeRange: '7d' as const })));
-      const snapshots = await builder.build(scopes, processedThrough, new Date());
-      const modelEvents = events.map((e) => e.event);
-      for (const snapshot of snapshots) {
-        const period = reportPeriod('7d', processedThrough, 'UTC');
-        const { reconciled_through: _r, ...expected } = referenceReport(modelEvents, { agent_id: snapshot.agentId, traffic: snapshot.traffic as 'live' | 'test', start: period.start, end: period.end });
-        expect(expected.exposures).toBeGreaterThan(0);
-        for (const [name, value] of Object.entries(expected)) expect({ name, value: snapshot[name as keyof typeof snapshot] }).toEqual({ name, value });
-      }
-      const [{ count }] = await service.app.get(DataSource).query(`SELECT count(*)::int AS count FROM reporting.accounting_entry`);
-      expect(count).toBe(events.filter((e) => e.event.type === 'accounting').length);
-      await inspector.close();
-    } finally {
-      await service?.close();
-      await producer.close();
-      await nats.stop();
-      await db.drop();
     }
+    // Accounting first for some: move a few entries to the front of the stream.
+    events.unshift(...events.splice(events.length - 40, 40).filter((e) => e.event.type === 'accounting'));
+    for (const { subject, event } of events) {
+      const { type: _t, kind: _k, ...payload } = event as ModelEvent & { kind?: string };
+      await producer.publishRaw(subject, JSON.stringify(payload), 'event_id' in event ? event.event_id : event.entry_id);
+    }
+
+    service = await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000, INGEST_BATCH_SIZE: 200 });
+    const inspector = await connectStackProducer(stack);
+    const manager = await (await import('@nats-io/jetstream')).jetstreamManager(inspector.connection);
+    await waitFor(async () => (await manager.consumers.info(Streams.events, Durables.reportingProjection)).ack_floor.stream_seq > 2000, { what: 'ingest under way' });
+    await service.close();
+    const floorAtStop = (await manager.consumers.info(Streams.events, Durables.reportingProjection)).ack_floor.stream_seq;
+    expect(floorAtStop).toBeLessThan(events.length);
+
+    service = await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000, INGEST_BATCH_SIZE: 200 });
+    await waitForConsumer(inspector, Streams.events, Durables.reportingProjection, { what: 'caught up after restart' });
+
+    const processedThrough = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    const builder = service.app.get(PublicationService)['builder'];
+    const scopes = ['agent_0', 'agent_1', 'agent_2'].flatMap((agentId) => ['live', 'test'].map((traffic) => ({ agentId, traffic, timeRange: '7d' as const })));
+    const snapshots = await builder.build(scopes, processedThrough, new Date());
+    const modelEvents = events.map((e) => e.event);
+    for (const snapshot of snapshots) {
+      const period = reportPeriod('7d', processedThrough, 'UTC');
+      const { reconciled_through: _r, ...expected } = referenceReport(modelEvents, { agent_id: snapshot.agentId, traffic: snapshot.traffic as 'live' | 'test', start: period.start, end: period.end });
+      expect(expected.exposures).toBeGreaterThan(0);
+      for (const [name, value] of Object.entries(expected)) expect({ name, value: snapshot[name as keyof typeof snapshot] }).toEqual({ name, value });
+    }
+    const [{ count }] = await service.app.get(DataSource).query(`SELECT count(*)::int AS count FROM reporting.accounting_entry`);
+    expect(count).toBe(events.filter((e) => e.event.type === 'accounting').length);
   });
 });

@@ -1,5 +1,4 @@
-import { DataSource } from 'typeorm';
-import { initializeDatabase } from '#libs/database';
+import type { DataSource } from 'typeorm';
 import type { InboundMessage } from '#libs/nats';
 import { createReportingDataSource } from '../../apps/reporting-projection/src/database/reporting.data-source.js';
 import { ProjectionRepository } from '../../apps/reporting-projection/src/ingestion/projection.repository.js';
@@ -8,7 +7,7 @@ import { RollupQueryRepository } from '../../apps/reporting-projection/src/publi
 import { SeriesBuilder } from '../../apps/reporting-projection/src/publication/series-builder.service.js';
 import { SeriesQueryRepository } from '../../apps/reporting-projection/src/publication/series-query.repository.js';
 import { SnapshotBuilder } from '../../apps/reporting-projection/src/publication/snapshot-builder.service.js';
-import { newTestDatabase, type TestDatabase } from '../support/index.js';
+import { useMigratedDatabase } from '../support/index.js';
 
 /**
  * The DST days of DESIGN §7 through the real projection and database: a recommendation shown
@@ -27,18 +26,11 @@ const CASES = [
 
 const HALF_HOUR = 30 * 60_000;
 const encoder = new TextEncoder();
-let db: TestDatabase;
+const scratch = useMigratedDatabase((url) => createReportingDataSource(url, 4));
 let dataSource: DataSource;
 
-beforeAll(async () => {
-  db = newTestDatabase();
-  dataSource = createReportingDataSource(db.url, 4);
-  await initializeDatabase(dataSource);
-});
-
-afterAll(async () => {
-  await dataSource?.destroy();
-  await db?.drop();
+beforeAll(() => {
+  ({ dataSource } = scratch);
 });
 
 it.each(CASES)('$zone $what: a day of $hours hours, $hourBuckets hourly buckets, summing to the report', async ({ zone, dayStart, dayEnd, hours, hourBuckets }) => {

@@ -1,56 +1,29 @@
 import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import { RpcSubjects, SettingsSubjects, Streams, type TimezoneSetResult, type TimezoneSetting } from '#libs/contracts';
-import { NatsClient, NatsRpcClient } from '#libs/nats';
-import { newTestDatabase, startNats, waitFor, type ServiceUnderTest, type TestDatabase, type TestNats } from '../support/index.js';
+import { NatsRpcClient, type NatsClient } from '#libs/nats';
+import { connectNatsClient, storedEvents, useTestStack, waitFor } from '../support/index.js';
 import { startTimezoneSettings } from '../support/oidc.js';
-import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 
 /**
  * timezone-settings over real NATS and PostgreSQL: get/set request/reply, the validation
  * matrix of IANA names, and exactly one settings.timezone.changed event per actual change.
  */
-let nats: TestNats;
-let db: TestDatabase;
-let service: ServiceUnderTest<TimezoneSettingsEnv>;
+const stack = useTestStack();
 let client: NatsClient;
 let rpc: ClientProxy;
 
 const set = (payload: unknown) => firstValueFrom(rpc.send<TimezoneSetResult>(RpcSubjects.timezoneSet, payload));
 const get = (agentId: string) => firstValueFrom(rpc.send<TimezoneSetting>(RpcSubjects.timezoneGet, { agent_id: agentId }));
 
-interface StoredEvent {
-  msgId: string | undefined;
-  subject: string;
-  payload: Record<string, unknown>;
-}
-
-async function settingsEvents(): Promise<StoredEvent[]> {
-  const info = await client.manager.streams.info(Streams.settings);
-  const events: StoredEvent[] = [];
-  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-    const message = await client.manager.streams.getMessage(Streams.settings, { seq });
-    if (!message) continue;
-    events.push({ msgId: message.header?.get('Nats-Msg-Id'), subject: message.subject, payload: message.json<Record<string, unknown>>() });
-  }
-  return events;
-}
+const settingsEvents = () => storedEvents(client.manager, Streams.settings);
 
 const eventsOf = async (agentId: string) => (await settingsEvents()).filter((e) => e.payload.agent_id === agentId);
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  service = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
-  client = await NatsClient.connect({ servers: [nats.url], name: 'timezone-settings-test' });
+  stack.track(await startTimezoneSettings(stack.urls));
+  client = await connectNatsClient(stack, 'timezone-settings-test');
   rpc = new NatsRpcClient({ connection: client.connection, timeoutMs: 2000 });
-});
-
-afterAll(async () => {
-  await client?.drain();
-  await service?.close();
-  await nats?.stop();
-  await db?.drop();
 });
 
 describe('timezone.v1.get', () => {
@@ -138,7 +111,7 @@ describe('settings.timezone.changed', () => {
 
   it('publishes an event left in the outbox by a crash between commit and publish', async () => {
     const pg = (await import('pg')).default;
-    const sql = new pg.Client({ connectionString: db.url });
+    const sql = new pg.Client({ connectionString: stack.db.url });
     await sql.connect();
     const payload = { agent_id: 'agent_crash', reporting_timezone: 'Asia/Tokyo', updated_at: '2026-01-01T00:00:00.000Z', event_id: 'tzc_crash' };
     try {
@@ -159,7 +132,7 @@ describe('settings.timezone.changed', () => {
 
   it('leaves the outbox empty once events are published', async () => {
     const pg = (await import('pg')).default;
-    const sql = new pg.Client({ connectionString: db.url });
+    const sql = new pg.Client({ connectionString: stack.db.url });
     await sql.connect();
     try {
       const { rows } = await sql.query('SELECT count(*)::int AS n FROM timezone_settings.outbox');
