@@ -5,6 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { readFile } from 'node:fs/promises';
+import { freePort } from '../test/support/index.js';
 import { fmt } from './support.js';
 
 /** The part of autocannon 9's result this harness reads (autocannon ships no types). */
@@ -191,4 +193,52 @@ export function childCpuSeconds(child: Child): number {
 /** CPU seconds of each child, for a per-request figure around a load. */
 export function cpuOf(children: Child[]): number[] {
   return children.map(childCpuSeconds);
+}
+
+/** A child process's resident set now and its peak so far (VmRSS, VmHWM of /proc/<pid>/status), in bytes; Linux only. */
+export async function residentMemory(child: Child): Promise<{ rss: number; peak: number }> {
+  const status = await readFile(`/proc/${child.process.pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+/** A service of the deployment shape, started from dist/. */
+export interface Service {
+  name: string;
+  child: Child;
+  /** Its /metrics URL. */
+  metrics: string;
+}
+
+/**
+ * reporting-projection, payouts-read, timezone-settings and the gateway as child processes from
+ * dist/ (in that order, each ready before the next), on free ports; `stop()` stops them in the
+ * reverse order, so no request in flight meets a service that is gone.
+ */
+export async function startDeployment(
+  env: Record<string, string>,
+  options: { publishIntervalMs: number; name: string },
+): Promise<{ services: Service[]; base: string; stop(): Promise<void> }> {
+  const services: Service[] = [];
+  // Stopping twice is harmless: a child that has exited is not waited for.
+  const stop = async () => {
+    for (const service of [...services].reverse()) await service.child.stop();
+  };
+  const start = async (name: string, own: Record<string, string | number>, portVariable: string) => {
+    const port = await freePort();
+    const child = startChild(name, `dist/apps/${name}/src/main.js`, { ...env, ...own, [portVariable]: port });
+    services.push({ name, child, metrics: `http://127.0.0.1:${port}/metrics` });
+    await waitForHttp(`http://127.0.0.1:${port}/health/ready`, { child });
+    return port;
+  };
+  try {
+    await start('reporting-projection', { REPORTING_PUBLISH_INTERVAL_MS: options.publishIntervalMs }, 'REPORTING_HTTP_PORT');
+    await start('payouts-read', {}, 'PAYOUTS_HTTP_PORT');
+    await start('timezone-settings', {}, 'TIMEZONE_HTTP_PORT');
+    const gatewayPort = await start('gateway', { TRACKING_SIGNING_SECRET: `bench-${options.name}-tracking-signing-secret` }, 'PORT');
+    return { services, base: `http://127.0.0.1:${gatewayPort}`, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }

@@ -84,6 +84,8 @@ export class ServerProcess {
     const child = this.child;
     if (!child || !this.running()) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
+    // Unreferenced since start: referenced again while waiting, or the caller's process may end (exit code 13) before it.
+    child.ref();
     child.kill(signal);
     await exited;
   }
