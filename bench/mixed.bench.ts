@@ -84,6 +84,7 @@ interface Reader {
   traffic: 'live' | 'test';
   /** When `ops key revoke` was started for it. */
   revokedAt?: number;
+  reads: number;
   okAfterRevoke: number;
   unauthorized: number;
   firstUnauthorizedMs?: number;
@@ -127,7 +128,7 @@ async function main() {
       readersOf.push([]);
       for (const traffic of ['live', 'test'] as const) {
         const key = await identity.createKey(liveAgent(p), traffic);
-        readersOf[p].push({ apiKey: key.api_key, keyId: key.key_id, agent: liveAgent(p), traffic, okAfterRevoke: 0, unauthorized: 0 });
+        readersOf[p].push({ apiKey: key.api_key, keyId: key.key_id, agent: liveAgent(p), traffic, reads: 0, okAfterRevoke: 0, unauthorized: 0 });
       }
     }
     await identityDb.destroy();
@@ -205,6 +206,7 @@ async function main() {
       latencies.push(ms);
       window.push(ms);
       const reader = client.requestIterator.context.reader;
+      if (reader) reader.reads++;
       if (status === 200) {
         counts.ok++;
         okLatencies.push(ms);
@@ -249,7 +251,7 @@ async function main() {
       const p = Math.floor(Math.random() * warmPlatforms);
       const traffic = churned.length % 2 === 0 ? 'live' : 'test';
       const created = await ops('key', 'create', '--agent-id', liveAgent(p), '--mode', traffic);
-      const reader: Reader = { apiKey: created.api_key!, keyId: created.key_id, agent: liveAgent(p), traffic, okAfterRevoke: 0, unauthorized: 0 };
+      const reader: Reader = { apiKey: created.api_key!, keyId: created.key_id, agent: liveAgent(p), traffic, reads: 0, okAfterRevoke: 0, unauthorized: 0 };
       const previous = churned[churned.length - 1];
       churned.push(reader);
       rotation.push(reader);
@@ -258,11 +260,21 @@ async function main() {
         await ops('key', 'revoke', '--key-id', previous.keyId!);
       }
     };
+    // One change at a time: a tick that finds the previous one still running is skipped.
+    let churnBusy = false;
+    let churnSkipped = 0;
     const churnTimer = setInterval(() => {
-      churning = churning.then(churn).catch((error: Error) => {
-        churnFailures++;
-        console.error(`key churn failed: ${error.message}`);
-      });
+      if (churnBusy) {
+        churnSkipped++;
+        return;
+      }
+      churnBusy = true;
+      churning = churn()
+        .catch((error: Error) => {
+          churnFailures++;
+          console.error(`key churn failed: ${error.message}`);
+        })
+        .finally(() => (churnBusy = false));
     }, KEY_CHURN_MS);
 
     // Every second: lag and memory.
@@ -370,8 +382,9 @@ async function main() {
       `         targets: ≥ ${fmt(TARGET.rps)} req/s ${met(rps >= TARGET.rps)}; p99 ≤ ${TARGET.p99} ms ${met(p99 <= TARGET.p99)}; no 5xx ${met(counts.status5xx === 0)}`,
     );
     console.log(
-      `  keys: ${churned.length} created and ${revoked.length} revoked with ops during the run (${churnFailures} failed); revoked keys answered 401 after ` +
-        `${revoked.map((r) => (r.firstUnauthorizedMs === undefined ? 'never read' : `${fmt(r.firstUnauthorizedMs)} ms`)).join(', ') || '—'}; 200 after the revoke began: ${fmt(revoked.reduce((s, r) => s + r.okAfterRevoke, 0))}`,
+      `  keys: ${churned.length} created and ${revoked.length} revoked with ops during the run (${churnFailures} failed, ${churnSkipped} skipped while the previous one ran); revoked keys answered 401 after ` +
+        `${revoked.map((r) => (r.firstUnauthorizedMs === undefined ? 'never read' : `${fmt(r.firstUnauthorizedMs)} ms`)).join(', ') || '—'}; 200 after the revoke began: ${fmt(revoked.reduce((s, r) => s + r.okAfterRevoke, 0))}; ` +
+        `reads with these keys ${churned.map((r) => fmt(r.reads)).join(', ')}`,
     );
     console.log(`  cold platforms opened: ${Math.max(0, openCold + 1)} of ${COLD_PLATFORMS}`);
     console.log(`  ceiling (bare NestJS route + one NATS request/reply, ${CONNECTIONS} connections, ${CEILING_SECONDS} s, load ${ceilingLoad.toFixed(2)}): ${describeLoad(ceiling)}`);
