@@ -7,3 +7,4 @@ export {
   type LookupOutcome,
 } from './scoped-cache.js';
 export { invalidateOnBroadcast, type BroadcastInvalidation, type BroadcastInvalidationOptions, type Invalidatable } from './broadcast-invalidation.js';
+export { BroadcastCache } from './broadcast-cache.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LOGGER } from '#libs/bootstrap';
-import { ScopedCache, invalidateOnBroadcast, type BroadcastInvalidation } from '#libs/cache';
+import { BroadcastCache } from '#libs/cache';
 import { BroadcastSubjects, decodePayoutsChanged } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { counter, gauge, type Logger } from '#libs/observability';
@@ -93,42 +93,39 @@ class Reply implements PayoutReply {
  * - Concurrent misses of one key share one fetch; failures are never kept.
  */
 @Injectable()
-export class PayoutsReplyCache implements OnModuleInit, BeforeApplicationShutdown {
-  private readonly cache: ScopedCache<Reply>;
-  private invalidation?: BroadcastInvalidation;
-
+export class PayoutsReplyCache extends BroadcastCache<Reply> implements OnModuleInit, BeforeApplicationShutdown {
   constructor(
-    private readonly nats: NatsClient,
+    nats: NatsClient,
     private readonly env: GatewayEnv,
-    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(LOGGER) logger: Logger,
   ) {
-    this.cache = new ScopedCache<Reply>({
-      maxEntries: MAX_ENTRIES,
-      maxBytes: env.PAYOUTS_CACHE_MAX_BYTES,
-      sizeOf: (reply) => reply.bytes,
-      ttlMs: env.PAYOUTS_CACHE_TTL_MS,
-      onLookup: (outcome) => lookups.inc({ outcome }),
-    });
-  }
-
-  get enabled(): boolean {
-    return this.cache.enabled;
+    super(
+      nats.connection,
+      {
+        maxEntries: MAX_ENTRIES,
+        maxBytes: env.PAYOUTS_CACHE_MAX_BYTES,
+        sizeOf: (reply) => reply.bytes,
+        ttlMs: env.PAYOUTS_CACHE_TTL_MS,
+        onLookup: (outcome) => lookups.inc({ outcome }),
+      },
+      {
+        subject: BroadcastSubjects.payoutsChanged,
+        scopesOf: (data) => decodePayoutsChanged(data) ?? { flush: 'unreadable_announcement' },
+        onFlush: (cause, error) => {
+          if (error) logger.warn({ err: error.message }, 'payouts.v1.changed subscription error; payout cache flushed');
+          flushes.inc({ cause });
+        },
+      },
+    );
   }
 
   onModuleInit(): void {
     caches.push(this);
-    this.invalidation = invalidateOnBroadcast(this.nats.connection, this.cache, {
-      subject: BroadcastSubjects.payoutsChanged,
-      scopesOf: (data) => decodePayoutsChanged(data) ?? { flush: 'unreadable_announcement' },
-      onFlush: (cause, error) => {
-        if (error) this.logger.warn({ err: error.message }, 'payouts.v1.changed subscription error; payout cache flushed');
-        flushes.inc({ cause });
-      },
-    });
+    super.onModuleInit();
   }
 
   beforeApplicationShutdown(): void {
-    this.invalidation?.stop();
+    super.beforeApplicationShutdown();
     caches = caches.filter((cache) => cache !== this);
   }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LOGGER } from '#libs/bootstrap';
-import { ScopedCache, invalidateOnBroadcast, type BroadcastInvalidation } from '#libs/cache';
+import { BroadcastCache } from '#libs/cache';
 import { BroadcastSubjects, type SeriesRequestDto } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
@@ -26,37 +26,25 @@ const MAX_ENTRIES = 20_000;
  * (0: no cache).
  */
 @Injectable()
-export class SeriesReplyCache implements OnModuleInit, BeforeApplicationShutdown {
-  private readonly cache: ScopedCache<Buffer>;
-  private invalidation?: BroadcastInvalidation;
-
-  constructor(
-    private readonly nats: NatsClient,
-    env: GatewayEnv,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {
-    this.cache = new ScopedCache<Buffer>({
-      maxEntries: MAX_ENTRIES,
-      maxBytes: env.SERIES_CACHE_MAX_BYTES,
-      sizeOf: (body) => body.length,
-      ttlMs: SERIES_CACHE_TTL_MS,
-      onLookup: (outcome) => lookups.inc({ outcome }),
-    });
-  }
-
-  onModuleInit(): void {
-    if (!this.cache.enabled) return;
-    this.invalidation = invalidateOnBroadcast(this.nats.connection, this.cache, {
-      subject: BroadcastSubjects.reportsPublished,
-      scopesOf: () => ({ flush: 'published' }),
-      onFlush: (_cause, error) => {
-        if (error) this.logger.warn({ err: error.message }, 'publication broadcast subscription error; relying on the series cache TTL');
+export class SeriesReplyCache extends BroadcastCache<Buffer> implements OnModuleInit, BeforeApplicationShutdown {
+  constructor(nats: NatsClient, env: GatewayEnv, @Inject(LOGGER) logger: Logger) {
+    super(
+      nats.connection,
+      {
+        maxEntries: MAX_ENTRIES,
+        maxBytes: env.SERIES_CACHE_MAX_BYTES,
+        sizeOf: (body) => body.length,
+        ttlMs: SERIES_CACHE_TTL_MS,
+        onLookup: (outcome) => lookups.inc({ outcome }),
       },
-    });
-  }
-
-  beforeApplicationShutdown(): void {
-    this.invalidation?.stop();
+      {
+        subject: BroadcastSubjects.reportsPublished,
+        scopesOf: () => ({ flush: 'published' }),
+        onFlush: (_cause, error) => {
+          if (error) logger.warn({ err: error.message }, 'publication broadcast subscription error; relying on the series cache TTL');
+        },
+      },
+    );
   }
 
   /** The reply for this series: kept, shared with a fetch in flight, or fetched (kept when `keep` says so). */

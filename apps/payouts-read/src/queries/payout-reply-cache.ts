@@ -1,6 +1,6 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LOGGER } from '#libs/bootstrap';
-import { ScopedCache, invalidateOnBroadcast, type BroadcastInvalidation } from '#libs/cache';
+import { BroadcastCache } from '#libs/cache';
 import { BroadcastSubjects, decodePayoutsChanged, encodePayoutsChanged } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
@@ -21,33 +21,26 @@ const MAX_ENTRIES = 10_000;
  * (PayoutsController): hostile paging cannot fill the cache.
  */
 @Injectable()
-export class PayoutReplyCache implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly cache: ScopedCache<unknown>;
-  private invalidation?: BroadcastInvalidation;
-
+export class PayoutReplyCache extends BroadcastCache<unknown> implements OnModuleInit, BeforeApplicationShutdown {
   constructor(
     private readonly nats: NatsClient,
     env: PayoutsReadEnv,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.cache = new ScopedCache<unknown>({
-      maxEntries: MAX_ENTRIES,
-      maxBytes: env.PAYOUTS_CACHE_MAX_BYTES,
-      sizeOf: serializedBytes,
-      ttlMs: env.PAYOUTS_CACHE_TTL_MS,
-      onLookup: (outcome) => lookups.inc({ source: SOURCES[outcome] }),
-    });
-  }
-
-  onApplicationBootstrap(): void {
-    this.invalidation = invalidateOnBroadcast(this.nats.connection, this.cache, {
-      subject: BroadcastSubjects.payoutsChanged,
-      scopesOf: (data) => decodePayoutsChanged(data) ?? { flush: 'unreadable_announcement' },
-    });
-  }
-
-  beforeApplicationShutdown(): void {
-    this.invalidation?.stop();
+    super(
+      nats.connection,
+      {
+        maxEntries: MAX_ENTRIES,
+        maxBytes: env.PAYOUTS_CACHE_MAX_BYTES,
+        sizeOf: serializedBytes,
+        ttlMs: env.PAYOUTS_CACHE_TTL_MS,
+        onLookup: (outcome) => lookups.inc({ source: SOURCES[outcome] }),
+      },
+      {
+        subject: BroadcastSubjects.payoutsChanged,
+        scopesOf: (data) => decodePayoutsChanged(data) ?? { flush: 'unreadable_announcement' },
+      },
+    );
   }
 
   /** The reply for `key` of `agentId`, cached unless `keep` says no (a page past the last one). */
