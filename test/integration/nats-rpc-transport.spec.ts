@@ -188,6 +188,27 @@ describe('NatsRpcClient → NatsRpcServer', () => {
     expect(error).toMatchObject({ subject: 'test.v1.nobody', code: 'unavailable', answered: false });
   });
 
+  it('sends the requests of one turn of the event loop together, each answered with its own reply', async () => {
+    const original = callerConnection.request.bind(callerConnection);
+    let sent = 0;
+    callerConnection.request = ((...args: Parameters<NatsConnection['request']>) => {
+      sent++;
+      return original(...args);
+    }) as NatsConnection['request'];
+    try {
+      const replies = Array.from({ length: 20 }, (_, i) => ask<{ name: string; n: number }>(SUBJECT, { name: `batch-${i}`, n: i }, `req-batch-${i}`));
+      // Queued, not sent yet: they go out together at the end of this turn.
+      expect(sent).toBe(0);
+      const answered = await Promise.all(replies);
+      expect(sent).toBe(20);
+      expect(answered.map((r) => [r.name, r.n])).toEqual(Array.from({ length: 20 }, (_, i) => [`batch-${i}`, i]));
+    } finally {
+      callerConnection.request = original;
+    }
+    // A request of a later turn is sent in its own batch.
+    expect(await ask(SUBJECT, { name: 'after', n: 1 })).toMatchObject({ name: 'after', n: 1 });
+  });
+
   it('forwards results as raw JSON bytes when configured, and parses raw handler results otherwise', async () => {
     const raw = await firstValueFrom(rawClient.send<RawJson>(SUBJECT, { name: 'r', n: 2 }));
     expect(raw).toBeInstanceOf(RawJson);

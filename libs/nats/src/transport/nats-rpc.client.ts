@@ -1,6 +1,6 @@
 import { ClientProxy, NatsRecord, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
-import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { REQUEST_ID_HEADER, type RpcErrorCode } from '#libs/contracts';
 import { histogram } from '#libs/observability';
 import { RawJson, decodeReply, encodeRequest } from './rpc-wire.js';
@@ -69,8 +69,17 @@ export function withRequestId<T>(payload: T, requestId: string | undefined, opti
  * gateway (docs/benchmarks.md). Replies are in the wire format of rpc-wire.ts. "No responders"
  * (NATS answers at once when nobody listens) and timeouts reject with an RpcCallError. A request
  * waits `timeoutMs`, or the timeout its NatsRpcRecord carries.
+ *
+ * Requests are sent together once per turn of the event loop (setImmediate): the NATS client
+ * writes its buffer to the socket at the end of each task, and every HTTP request arrives in a
+ * task of its own, so a request each was a socket write each — a fifth of the gateway's CPU under
+ * load (docs/benchmarks.md). Requests made while the loop handles one batch of ready sockets now
+ * share one write; each waits at most until the end of that turn.
  */
 export class NatsRpcClient extends ClientProxy {
+  /** Requests made in this turn of the event loop, sent together at its end. */
+  private queued: (() => void)[] = [];
+
   constructor(private readonly options: NatsRpcClientOptions) {
     super();
   }
@@ -109,7 +118,38 @@ export class NatsRpcClient extends ClientProxy {
       return () => undefined;
     }
     const timeout = record instanceof NatsRpcRecord && record.timeoutMs !== undefined ? record.timeoutMs : this.options.timeoutMs;
-    this.options.connection.request(subject, data, { timeout, headers: record?.headers }).then(
+    this.enqueue(() => this.request(subject, data, timeout, record?.headers, end, callback));
+    // A NATS request cannot be withdrawn; its reply (or timeout) is simply not observed.
+    return () => undefined;
+  }
+
+  private enqueue(send: () => void): void {
+    this.queued.push(send);
+    if (this.queued.length > 1) return;
+    setImmediate(() => {
+      const batch = this.queued;
+      this.queued = [];
+      for (const request of batch) request();
+    });
+  }
+
+  private request(
+    subject: string,
+    data: Uint8Array,
+    timeout: number,
+    headers: MsgHdrs | undefined,
+    end: (labels: { outcome: string }) => void,
+    callback: (packet: WritePacket) => void,
+  ): void {
+    let sent: Promise<Msg>;
+    try {
+      sent = this.options.connection.request(subject, data, { timeout, headers });
+    } catch (error) {
+      end({ outcome: 'unavailable' });
+      callback({ err: new RpcCallError(subject, 'unavailable', `${subject} did not answer: ${(error as Error).message}`, false) });
+      return;
+    }
+    sent.then(
       (msg) => {
         let reply;
         try {
@@ -134,8 +174,6 @@ export class NatsRpcClient extends ClientProxy {
         callback({ err: new RpcCallError(subject, 'unavailable', `${subject} did not answer: ${error.message}`, false) });
       },
     );
-    // A NATS request cannot be withdrawn; its reply (or timeout) is simply not observed.
-    return () => undefined;
   }
 
   protected async dispatchEvent<T = undefined>(packet: ReadPacket): Promise<T> {
