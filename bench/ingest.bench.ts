@@ -1,71 +1,85 @@
 /**
- * Ingest benchmark (issue 2): pre-publish 1,000,000 mixed events (200,000 recommendations,
- * 20 platforms, both traffics, 10% accounting) to JetStream, then measure events/s applied by
- * reporting-projection until its consumer is caught up. Beside it, the ceiling from the same
- * run: a bare consumer that fetches the same messages and does one unnest upsert per batch.
+ * Ingest benchmark (issues 2 and 15): pre-publish a backlog of events to JetStream, then measure
+ * the events/s reporting-projection applies until its consumer is caught up; beside it, in the
+ * same run and on the same backlog, the ceiling: a bare consumer that fetches, acks and does one
+ * unnest upsert per batch. Two workloads (bench/ingest-workloads.ts), each on its own NATS
+ * server and database: `day` (today's, mostly in order) and `month` (30 days, 12 kinds of
+ * history, fully shuffled).
  *
- *   npm run bench:ingest            (EVENTS=200000 npm run bench:ingest for a quick run)
+ *   npm run bench:ingest                      both workloads, 1,000,000 events each
+ *   EVENTS=200000 INGEST_WORKLOAD=month npm run bench:ingest
+ *   INGEST_CPU_PROFILE=/tmp/prof npm run bench:ingest   (a .cpuprofile of each projection run)
  */
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
-import { headers as natsHeaders } from '@nats-io/transport-node';
 import { AckPolicy } from '@nats-io/jetstream';
 import { Durables, Streams } from '#libs/contracts';
 import { NatsClient, ensureStreams } from '#libs/nats';
-import { connectProducer, newTestDatabase, startNats, startReportingProjection, waitFor } from '../test/support/index.js';
+import { counter } from '#libs/observability';
+import { ReportingProjectionEnv } from '../apps/reporting-projection/src/config/reporting-projection.env.js';
+import { POSTGRES_ADMIN_URL, connectProducer, newTestDatabase, startNats, startReportingProjection, waitFor } from '../test/support/index.js';
+import { dayWorkload, monthWorkload, type Workload } from './ingest-workloads.js';
 import { fmt, machine } from './support.js';
 
 const TOTAL = Number(process.env.EVENTS ?? 1_000_000);
-const RECOMMENDATIONS = Math.round(TOTAL / 5);
-const PLATFORMS = 20;
-const BATCH = Number(process.env.INGEST_BATCH_SIZE ?? 2000);
-const CONCURRENCY = Number(process.env.INGEST_CONCURRENCY ?? 2);
+const WORKLOADS = (process.env.INGEST_WORKLOAD ?? 'day,month').split(',').flatMap((w) => (w === 'both' ? ['day', 'month'] : [w]));
+const defaults = new ReportingProjectionEnv();
+const BATCH = Number(process.env.INGEST_BATCH_SIZE ?? defaults.INGEST_BATCH_SIZE);
+const CONCURRENCY = Number(process.env.INGEST_CONCURRENCY ?? defaults.INGEST_CONCURRENCY);
+const PROFILE_DIR = process.env.INGEST_CPU_PROFILE;
+const TARGET_RATIO = 0.6;
+const TARGET_RATE = 35_000;
 
-function* events(): Generator<{ subject: string; id: string; payload: object }> {
-  const now = Date.now();
-  const lifecycleTotal = TOTAL - TOTAL / 10;
-  const kinds = ['shown', 'clicked', 'engaged', 'converted'];
-  let lifecycle = 0;
-  let accounting = 0;
-  let i = 0;
-  // Per recommendation: generated, shown, then deeper levels for some, interleaved with
-  // accounting entries so that one event in ten is accounting.
-  while (lifecycle < lifecycleTotal || accounting < TOTAL / 10) {
-    const r = i % RECOMMENDATIONS;
-    const round = Math.floor(i / RECOMMENDATIONS);
-    i++;
-    const agent = `agent_${r % PLATFORMS}`;
-    const traffic = r % 7 === 0 ? 'test' : 'live';
-    const created = new Date(now - ((r * 7919) % 86_400_000)).toISOString();
-    if (round < 4 && lifecycle < lifecycleTotal) {
-      const kind = round === 0 ? 'generated' : kinds[Math.min(round - 1 + (r % 3 === 0 ? 1 : 0), 3)];
-      const id = `evt_${round}_${r}`;
-      lifecycle++;
-      yield {
-        subject: `events.recommendation.${kind}`,
-        id,
-        payload: { event_id: id, recommendation_id: `rec_${r}`, agent_id: agent, traffic, recommendation_created_at: created, occurred_at: created, billable: round === 2 },
-      };
-    } else if (accounting < TOTAL / 10) {
-      const id = `acc_${round}_${r}`;
-      accounting++;
-      yield {
-        subject: 'events.accounting.entry',
-        id,
-        payload: { entry_id: id, agent_id: agent, traffic, recommendation_id: `rec_${r}`, amount_micros: 1000 + (r % 5000), currency: r % 50 === 0 ? 'EUR' : 'USD', recorded_at: created },
-      };
-    } else if (lifecycle < lifecycleTotal) {
-      const id = `evt_dup_${round}_${r}`;
-      lifecycle++;
-      yield {
-        subject: 'events.recommendation.shown',
-        id,
-        payload: { event_id: id, recommendation_id: `rec_${r}`, agent_id: agent, traffic, recommendation_created_at: created, occurred_at: created },
-      };
+const load = () => loadavg().map((l) => l.toFixed(2)).join(', ');
+
+/** CPU seconds (user + system) of PostgreSQL backends, from /proc (this machine's server). */
+function backendCpuSeconds(pids: readonly number[]): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      seconds.set(pid, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // not on this machine, or gone
     }
+  }
+  return seconds;
+}
+
+/** Measures the CPU spent by this process and by the backends of one database over a phase. */
+class CpuMeter {
+  private readonly admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  private readonly startBackends = new Map<number, number>();
+  private startProcess = process.cpuUsage();
+
+  constructor(private readonly database: string) {}
+
+  async start(): Promise<void> {
+    await this.admin.connect();
+    for (const [pid, s] of backendCpuSeconds(await this.pids())) this.startBackends.set(pid, s);
+    this.startProcess = process.cpuUsage();
+  }
+
+  /** Node and PostgreSQL CPU seconds since start (call before the database's connections close). */
+  async stop(): Promise<{ node: number; postgres: number }> {
+    const usage = process.cpuUsage(this.startProcess);
+    let postgres = 0;
+    for (const [pid, s] of backendCpuSeconds(await this.pids())) postgres += s - (this.startBackends.get(pid) ?? 0);
+    await this.admin.end();
+    return { node: (usage.user + usage.system) / 1e6, postgres };
+  }
+
+  private async pids(): Promise<number[]> {
+    const { rows } = await this.admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [this.database]);
+    return rows.map((row) => row.pid);
   }
 }
 
-async function prepublish(url: string): Promise<number> {
+async function prepublish(url: string, workload: Workload): Promise<number> {
   const producer = await connectProducer(url);
   const nats = await NatsClient.connect({ servers: [url], name: 'bench-setup' });
   await ensureStreams(nats.manager);
@@ -74,9 +88,8 @@ async function prepublish(url: string): Promise<number> {
   const started = Date.now();
   let inFlight: Promise<unknown>[] = [];
   let count = 0;
-  for (const event of events()) {
-    const h = natsHeaders();
-    inFlight.push(producer.js.publish(event.subject, encoder.encode(JSON.stringify(event.payload)), { msgID: event.id, headers: h }));
+  for (const event of workload.events()) {
+    inFlight.push(producer.js.publish(event.subject, encoder.encode(JSON.stringify(event.payload)), { msgID: event.msgId }));
     count++;
     if (inFlight.length >= 2000) {
       await Promise.all(inFlight);
@@ -86,25 +99,95 @@ async function prepublish(url: string): Promise<number> {
   await Promise.all(inFlight);
   await producer.close();
   const seconds = (Date.now() - started) / 1000;
-  console.log(`published ${fmt(count)} events in ${seconds.toFixed(1)} s (${fmt(count / seconds)} events/s)`);
+  console.log(`  published ${fmt(count)} events in ${seconds.toFixed(1)} s (${fmt(count / seconds)} events/s)`);
   return count;
 }
 
-/** The ceiling: fetch the same messages and do one unnest upsert per batch, nothing else. */
-async function bareConsumer(url: string, databaseUrl: string, total: number): Promise<number> {
+interface Run {
+  rate: number;
+  seconds: number;
+  cpu: { node: number; postgres: number };
+}
+
+async function runProjection(natsUrl: string, db: { url: string; name: string }, total: number, workload: string): Promise<Run & { rows: Record<string, string | number> }> {
+  const launched = Date.now();
+  const service = await startReportingProjection({
+    natsUrl,
+    databaseUrl: db.url,
+    REPORTING_PUBLISH_INTERVAL_MS: 3_600_000,
+    INGEST_BATCH_SIZE: BATCH,
+    INGEST_CONCURRENCY: CONCURRENCY,
+  });
+  const meter = new CpuMeter(db.name);
+  await meter.start();
+  const profiler = PROFILE_DIR ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
+  const started = Date.now();
+  // Progress from the consumer's own counter, in this process: on nats-server 2.9.10 every
+  // consumer info call recalculates num_pending, which on a shuffled backlog stalls the
+  // pending pull for seconds (fixed upstream in 2.9.15), so the bench asks only at the end.
+  const before = await settledMessages();
+  let last = 0;
+  await waitFor(
+    async () => {
+      const settled = (await settledMessages()) - before;
+      if (settled - last >= 200_000) {
+        last = settled;
+        console.log(`    applied ${fmt(settled)} / ${fmt(total)} (${fmt(settled / ((Date.now() - started) / 1000))} events/s)`);
+      }
+      return settled >= total;
+    },
+    { timeoutMs: 30 * 60_000, intervalMs: 20, what: 'projection caught up' },
+  );
+  const seconds = (Date.now() - started) / 1000;
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    await mkdir(PROFILE_DIR!, { recursive: true });
+    const file = join(PROFILE_DIR!, `projection-${workload}.cpuprofile`);
+    await writeFile(file, JSON.stringify(profile));
+    profiler.disconnect();
+    console.log(`    CPU profile: ${file}`);
+  }
+  const cpu = await meter.stop();
+  const inspector = await NatsClient.connect({ servers: [natsUrl], name: 'bench-inspector' });
+  const info = await inspector.manager.consumers.info(Streams.events, Durables.reportingProjection);
+  if (info.num_pending !== 0 || info.num_ack_pending !== 0) throw new Error(`not caught up: ${info.num_pending} pending, ${info.num_ack_pending} unacked`);
+  const deadLetters = (await inspector.manager.streams.info(Streams.deadLetters)).state.messages;
+  await inspector.drain();
+  const rows = (
+    await service.app.get((await import('typeorm')).DataSource).query(
+      `SELECT (SELECT count(*) FROM reporting.recommendation) AS recommendations,
+              (SELECT count(*) FROM reporting.accounting_entry) AS entries,
+              (SELECT count(*) FROM reporting.rollup_minute) AS minute_rows,
+              (SELECT count(*) FROM reporting.rollup_hour) AS hour_rows`,
+    )
+  )[0];
+  await service.close();
+  console.log(`    (start-up took ${((started - launched) / 1000).toFixed(1)} s more)`);
+  return { rate: total / seconds, seconds, cpu, rows: { ...rows, deadLetters } };
+}
+
+/** The ceiling: fetch the same messages, one unnest upsert per batch, ack; nothing else. */
+async function runBare(url: string, db: { url: string; name: string }, total: number): Promise<Run> {
   const nats = await NatsClient.connect({ servers: [url], name: 'bench-bare' });
   await nats.manager.consumers.add(Streams.events, { durable_name: 'bench-bare', ack_policy: AckPolicy.Explicit, max_ack_pending: 20000 });
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   await client.query('CREATE TABLE IF NOT EXISTS bench_bare (id text PRIMARY KEY, n bigint NOT NULL)');
   const consumer = await nats.jetstream.consumers.get(Streams.events, 'bench-bare');
+  const meter = new CpuMeter(db.name);
+  await meter.start();
   const started = Date.now();
   let seen = 0;
   while (seen < total) {
     const batch = [];
     for await (const m of await consumer.fetch({ max_messages: BATCH, expires: 1000 })) batch.push(m);
     if (batch.length === 0) continue;
-    const ids = batch.map((m) => (m.json<{ recommendation_id?: string; entry_id?: string }>().recommendation_id ?? 'x'));
+    const ids = batch.map((m) => m.json<{ recommendation_id?: string }>().recommendation_id ?? 'x');
     await client.query('BEGIN');
     await client.query(
       `INSERT INTO bench_bare (id, n) SELECT id, count(*) FROM unnest($1::text[]) id GROUP BY id
@@ -116,59 +199,59 @@ async function bareConsumer(url: string, databaseUrl: string, total: number): Pr
     seen += batch.length;
   }
   const seconds = (Date.now() - started) / 1000;
+  const cpu = await meter.stop();
   await client.end();
   await nats.drain();
-  return seen / seconds;
+  return { rate: seen / seconds, seconds, cpu };
 }
 
-async function main() {
-  console.log(`machine: ${machine()}`);
+const settledTotal = counter('weave_consumer_messages_total', 'Messages settled by outcome', ['durable', 'outcome']);
+
+/** Messages the projection's consumer settled (applied or dead-lettered) so far. */
+async function settledMessages(): Promise<number> {
+  const { values } = await settledTotal.get();
+  return values
+    .filter((v) => v.labels.durable === Durables.reportingProjection && v.labels.outcome !== 'retry')
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+const perEvent = (cpuSeconds: number, total: number) => `${((cpuSeconds * 1e6) / total).toFixed(1)} µs`;
+
+async function benchmark(workload: Workload) {
+  console.log(`\nworkload "${workload.name}": ${fmt(TOTAL)} events, ${workload.description}`);
   const nats = await startNats();
   const db = newTestDatabase();
   try {
-    const total = await prepublish(nats.url);
-    const launched = Date.now();
-    const service = await startReportingProjection({
-      natsUrl: nats.url,
-      databaseUrl: db.url,
-      REPORTING_PUBLISH_INTERVAL_MS: 3_600_000,
-      INGEST_BATCH_SIZE: BATCH,
-      INGEST_CONCURRENCY: CONCURRENCY,
-    });
-    const started = Date.now();
-    const inspector = await NatsClient.connect({ servers: [nats.url], name: 'bench-inspector' });
-    let last = 0;
-    await waitFor(
-      async () => {
-        const info = await inspector.manager.consumers.info(Streams.events, Durables.reportingProjection);
-        const acked = info.ack_floor.stream_seq;
-        if (acked - last >= 100_000) {
-          last = acked;
-          console.log(`  applied ${fmt(acked)} / ${fmt(total)} (${fmt(acked / ((Date.now() - started) / 1000))} events/s)`);
-        }
-        return info.num_pending === 0 && info.num_ack_pending === 0;
-      },
-      { timeoutMs: 30 * 60_000, intervalMs: 200, what: 'projection caught up' },
-    );
-    const seconds = (Date.now() - started) / 1000;
-    const projectionRate = total / seconds;
-    const rows = await service.app.get((await import('typeorm')).DataSource).query(
-      `SELECT (SELECT count(*) FROM reporting.recommendation) AS recommendations,
-              (SELECT count(*) FROM reporting.accounting_entry) AS entries,
-              (SELECT count(*) FROM reporting.rollup_minute) AS minute_rows`,
-    );
-    await service.close();
-    await inspector.drain();
-    const ceiling = await bareConsumer(nats.url, db.url, total);
-    console.log('');
-    console.log(`reporting-projection: ${fmt(total)} events applied in ${seconds.toFixed(1)} s = ${fmt(projectionRate)} events/s (batch ${BATCH} in ${CONCURRENCY} concurrent partitions; start-up took ${((started - launched) / 1000).toFixed(1)} s more)`);
-    console.log(`  read model: ${fmt(Number(rows[0].recommendations))} recommendations, ${fmt(Number(rows[0].entries))} accounting entries, ${fmt(Number(rows[0].minute_rows))} minute rollup rows`);
-    console.log(`ceiling (bare fetch + one unnest upsert per batch): ${fmt(ceiling)} events/s`);
-    console.log(`target ≥ 25,000 events/s: ${projectionRate >= 25_000 ? 'met' : 'NOT met'}`);
+    const total = await prepublish(nats.url, workload);
+    const loadBefore = load();
+    const projection = await runProjection(nats.url, db, total, workload.name);
+    const bare = await runBare(nats.url, db, total);
+    const ratio = projection.rate / bare.rate;
+    const r = projection.rows;
+    console.log(`  read model: ${fmt(Number(r.recommendations))} recommendations, ${fmt(Number(r.entries))} accounting entries, ${fmt(Number(r.minute_rows))} minute and ${fmt(Number(r.hour_rows))} hour rollup rows; ${fmt(Number(r.deadLetters))} dead letters`);
+    console.log(`  reporting-projection: ${fmt(total)} events in ${projection.seconds.toFixed(1)} s = ${fmt(projection.rate)} events/s (batch ${BATCH}, ${CONCURRENCY} concurrent partitions); CPU per event: Node ${perEvent(projection.cpu.node, total)}, PostgreSQL ${perEvent(projection.cpu.postgres, total)}`);
+    console.log(`  bare consumer (fetch, one unnest upsert per batch, ack): ${fmt(bare.rate)} events/s; CPU per event: Node ${perEvent(bare.cpu.node, total)}, PostgreSQL ${perEvent(bare.cpu.postgres, total)}`);
+    console.log(`  ratio ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'}); ≥ ${fmt(TARGET_RATE)} events/s: ${projection.rate >= TARGET_RATE ? 'met' : 'NOT met'}; load average ${loadBefore} → ${load()}`);
+    return { workload: workload.name, projection: projection.rate, bare: bare.rate, ratio };
   } finally {
     await nats.stop();
     await db.drop();
   }
+}
+
+async function main() {
+  // The servers' child processes are unref'd: keep the process alive while they stop.
+  const keepAlive = setInterval(() => undefined, 1000);
+  console.log(`machine: ${machine()}`);
+  console.log(`load average (1, 5, 15 min): ${load()}`);
+  const results = [];
+  for (const name of WORKLOADS) {
+    if (name !== 'day' && name !== 'month') throw new Error(`INGEST_WORKLOAD: unknown workload ${name} (day, month or both)`);
+    results.push(await benchmark(name === 'day' ? dayWorkload(TOTAL) : monthWorkload(TOTAL)));
+  }
+  console.log('\nworkload  projection ev/s  bare ev/s  ratio');
+  for (const r of results) console.log(`${r.workload.padEnd(9)} ${fmt(r.projection).padStart(15)} ${fmt(r.bare).padStart(10)}  ${r.ratio.toFixed(2)}`);
+  clearInterval(keepAlive);
 }
 
 await main();

@@ -69,6 +69,8 @@ export class JetStreamBatchConsumer {
   /** Pause before the next fetch after a batch failed on the infrastructure (0: none). */
   private outagePauseMs = 0;
   private wake?: () => void;
+  /** When the last non-empty batch arrived (its messages tell the lag, see observeLag). */
+  private lastBatchAt = 0;
 
   constructor(
     private readonly nats: NatsClient,
@@ -105,6 +107,7 @@ export class JetStreamBatchConsumer {
       try {
         consumer ??= await this.nats.jetstream.consumers.get(this.options.stream, this.options.durable);
         const batch = await (next ?? this.fetch(consumer));
+        if (batch.length > 0) this.observeDelivered(batch);
         // Fetch the next batch while this one is applied: the network and PostgreSQL overlap.
         next = this.running ? this.fetch(consumer) : undefined;
         const outage = batch.length > 0 && (await this.process(batch)) === 'transient';
@@ -126,8 +129,21 @@ export class JetStreamBatchConsumer {
     for (const message of unprocessed ?? []) message.nak();
   }
 
-  /** Consumer lag for metrics and autoscaling (KEDA reads the same numbers from NATS). */
+  /** While batches flow, the lag is what the server said with the last message delivered. */
+  private observeDelivered(batch: JsMsg[]): void {
+    this.lastBatchAt = Date.now();
+    pendingMessages.set({ durable: this.options.durable }, batch[batch.length - 1].info.pending);
+  }
+
+  /**
+   * Consumer lag for metrics and autoscaling (KEDA reads the same numbers from NATS), asked of
+   * the server only when no batch arrived since the last poll. While batches flow their
+   * messages carry num_pending, and a consumer info call is not free: nats-server before
+   * 2.9.15 recalculates num_pending on each one, which on a backlog of interleaved subjects
+   * stalled the pending pull for seconds (docs/benchmarks.md, Ingest).
+   */
   private async observeLag(): Promise<void> {
+    if (Date.now() - this.lastBatchAt < LAG_POLL_MS) return;
     try {
       const info = await this.nats.manager.consumers.info(this.options.stream, this.options.durable);
       pendingMessages.set({ durable: this.options.durable }, info.num_pending);
