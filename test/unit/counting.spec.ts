@@ -1,6 +1,7 @@
 import {
   addCounters,
   contributionOf,
+  COUNTER_NAMES,
   difference,
   isZero,
   Level,
@@ -95,5 +96,15 @@ describe('contributionOf', () => {
     expect(difference(after, before)).toEqual(counters({ engagements: -1, conversions: 1 }));
     expect(isZero(difference(after, after))).toBe(true);
     expect(addCounters(before, difference(after, before))).toEqual(after);
+  });
+
+  it('adds, subtracts and tests for zero every counter of a Report, one by one', () => {
+    for (const [i, name] of COUNTER_NAMES.entries()) {
+      const one = counters({ [name]: i + 2 });
+      expect(isZero(one)).toBe(false);
+      expect(addCounters(counters({ [name]: 1 }), one)).toEqual(counters({ [name]: i + 3 }));
+      expect(addCounters(counters({ [name]: 1 }), one, -1)).toEqual(counters({ [name]: -i - 1 }));
+    }
+    expect(Object.keys(zeroCounters()).sort()).toEqual([...COUNTER_NAMES].sort());
   });
 });

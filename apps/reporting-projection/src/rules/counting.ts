@@ -76,8 +76,16 @@ export function contributionOf(facts: RecommendationFacts): Counters {
   return counters;
 }
 
+/** Field by field rather than over COUNTER_NAMES: on the ingest hot path, keyed access by a variable name was a few % of the CPU. */
 export function addCounters(target: Counters, delta: Counters, sign: 1 | -1 = 1): Counters {
-  for (const name of COUNTER_NAMES) target[name] += sign * delta[name];
+  target.exposures += sign * delta.exposures;
+  target.clicks += sign * delta.clicks;
+  target.engagements += sign * delta.engagements;
+  target.conversions += sign * delta.conversions;
+  target.earnings_micros += sign * delta.earnings_micros;
+  target.earnings_excluded_recommendations += sign * delta.earnings_excluded_recommendations;
+  target.pending_earnings_recommendations += sign * delta.pending_earnings_recommendations;
+  target.accounting_review_required += sign * delta.accounting_review_required;
   return target;
 }
 
@@ -85,6 +93,15 @@ export function difference(after: Counters, before: Counters): Counters {
   return addCounters(addCounters(zeroCounters(), after), before, -1);
 }
 
-export function isZero(counters: Counters): boolean {
-  return COUNTER_NAMES.every((name) => counters[name] === 0);
+export function isZero(c: Counters): boolean {
+  return (
+    c.exposures === 0 &&
+    c.clicks === 0 &&
+    c.engagements === 0 &&
+    c.conversions === 0 &&
+    c.earnings_micros === 0 &&
+    c.earnings_excluded_recommendations === 0 &&
+    c.pending_earnings_recommendations === 0 &&
+    c.accounting_review_required === 0
+  );
 }
