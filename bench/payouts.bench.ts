@@ -185,6 +185,7 @@ interface AutocannonResult {
   errors: number;
   timeouts: number;
   '2xx': number;
+  statusCodeStats?: Record<string, { count: number }>;
 }
 type Autocannon = (options: { url: string; connections: number; duration: number; timeout: number; requests: AutocannonRequest[] }) => Promise<AutocannonResult>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -222,6 +223,7 @@ async function loadWithTokens(base: string, path: string, tokens: string[], seco
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !status.startsWith('2')).map(([status, { count }]) => [status, count])),
     bytesPerSecond: result.throughput.average,
   };
 }
