@@ -96,3 +96,14 @@ it('a user that may not change streams leaves them as they are, with a warning, 
   expect(await maxAges(gateway)).toEqual({ [Streams.events]: 400 * DAY_NS, [Streams.deadLetters]: 0, [Streams.settings]: 0 });
   expect(lines.filter((l) => l.level === 'warn').map((l) => l.fields.stream).sort()).toEqual([Streams.deadLetters, Streams.events]);
 });
+
+it('NATS_STREAM_REPLICAS: 1 leaves a single server’s streams as they are; more copies than servers fails at start, loudly', async () => {
+  const owner = await client('reporting-projection');
+  const { lines, logger } = recordingLogger();
+  await ensureStreams(owner.manager, { replicas: 1, logger });
+  expect(lines).toEqual([]);
+  for (const name of [Streams.events, Streams.deadLetters, Streams.settings]) expect((await owner.manager.streams.info(name)).config.num_replicas).toBe(1);
+  // Three copies need a JetStream cluster of three: the service must not start as if it had them.
+  await expect(ensureStreams(owner.manager, { replicas: 3, logger })).rejects.toThrow(/replicas|cluster/i);
+  expect((await owner.manager.streams.info(Streams.events)).config.num_replicas).toBe(1);
+});

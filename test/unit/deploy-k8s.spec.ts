@@ -298,6 +298,13 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     });
   });
 
+  it('asks for as many stream replicas as the NATS it runs on has servers (prod: the Helm cluster of three)', () => {
+    const config = find('ConfigMap', objects().find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('weave-config'))!.metadata.name)!.data as Record<string, string>;
+    const servers = overlay === 'prod' ? YAML.parse(readFileSync(join(root, 'deploy/k8s/overlays/prod/nats-values.yaml'), 'utf8')).config.cluster.replicas : find('StatefulSet', 'nats')!.spec.replicas;
+    expect(config.NATS_STREAM_REPLICAS).toBe(String(servers));
+    expect(loadEnv(ReportingProjectionEnv, { ...config, NATS_PASSWORD: 'x', NATS_USER: 'reporting-projection' }).NATS_STREAM_REPLICAS).toBe(servers);
+  });
+
   it('every ConfigMap key is a variable some service reads', () => {
     const known = new Set(Object.values(SERVICES).flatMap(({ env }) => [...declaredVariables(env)]));
     for (const key of Object.keys(find('ConfigMap', objects().find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('weave-config'))!.metadata.name)!.data)) {

@@ -351,6 +351,41 @@ describe('docker-compose.yml', () => {
     expect((redis.healthcheck!.test as string[]).join(' ')).toContain('redis-cli --user weave ping');
   });
 
+  it('offers a JetStream cluster of three under the profile `cluster`, and documents how the services use it', () => {
+    const nodes = ['nats-1', 'nats-2', 'nats-3'];
+    const single = compose.services.nats;
+    expect(single.profiles).toBeUndefined();
+    for (const [name, service] of Object.entries(compose.services)) {
+      if (nodes.includes(name)) continue;
+      // Nothing but the three servers is optional: `docker compose up` stays the single-server stack.
+      expect({ name, profiles: service.profiles }).toEqual({ name, profiles: undefined });
+      for (const dependency of Object.keys(service.depends_on ?? {})) expect(nodes).not.toContain(dependency);
+    }
+    const volumes = new Set<string>();
+    for (const name of nodes) {
+      const node = compose.services[name];
+      expect(node.profiles).toEqual(['cluster']);
+      expect(node.image).toBe(single.image);
+      expect(node.environment).toEqual(single.environment);
+      expect(node.healthcheck).toEqual(single.healthcheck);
+      expect(node.command).toEqual(['-c', '/etc/nats/nats-cluster.conf', '--server_name', name, '-sd', '/data', '-m', '8222']);
+      expect(node.volumes).toEqual(expect.arrayContaining(['./deploy/nats:/etc/nats:ro', `${name}-data:/data`]));
+      expect(Object.keys(compose.volumes)).toContain(`${name}-data`);
+      volumes.add(`${name}-data`);
+    }
+    expect(volumes.size).toBe(3);
+    // The configuration: the single server's (JetStream, users) plus a cluster with routes to all three.
+    const config = read('deploy/nats/nats-cluster.conf');
+    expect(config).toMatch(/^include nats-server\.conf$/m);
+    expect(config).toMatch(/^cluster \{[\s\S]*^\s+name: \w+$[\s\S]*^\s+listen: 0\.0\.0\.0:6222$/m);
+    expect([...config.matchAll(/nats:\/\/(nats-\d):6222/g)].map((m) => m[1])).toEqual(nodes);
+    // The header tells the caller the two settings that point the services at the cluster.
+    const header = read('docker-compose.yml').split('\n').filter((line) => line.startsWith('#')).join('\n');
+    expect(header).toContain(`NATS_URL=${nodes.map((n) => `nats://${n}:4222`).join(',')}`);
+    expect(header).toContain('NATS_STREAM_REPLICAS=3');
+    expect(header).toContain('docker compose --profile cluster up');
+  });
+
   it.each(Object.entries(SERVICES))('builds and runs %s from deploy/Dockerfile, healthy only when ready', (name, { env, portVar, port }) => {
     const service = compose.services[name as ServiceName];
     expect(service).toBeDefined();
@@ -362,7 +397,9 @@ describe('docker-compose.yml', () => {
     });
     const environment = service.environment!;
     expect(environment[portVar]).toBe(String(port));
-    expect(environment.NATS_URL).toBe('nats://nats:4222');
+    // The single server unless the caller names the cluster's three (profile `cluster`).
+    expect(environment.NATS_URL).toBe('${NATS_URL:-nats://nats:4222}');
+    expect(environment.NATS_STREAM_REPLICAS).toBe('${NATS_STREAM_REPLICAS:-1}');
     expect(environment.NATS_USER).toBe(name);
     expect(environment.NATS_PASSWORD).toContain(`\${NATS_PASSWORD_${name.toUpperCase().replace(/-/g, '_')}:?`);
     expect(environment.DATABASE_URL).toMatch(/^postgres:\/\/postgres:\$\{POSTGRES_PASSWORD:\?[^}]*\}@postgres:5432\//);

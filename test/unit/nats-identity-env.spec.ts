@@ -35,6 +35,13 @@ it('reads the streams’ retention in days, 0 meaning forever, with documented d
   expect(problems({ DEAD_LETTERS_MAX_AGE_DAYS: '1.5' })).toMatch(/DEAD_LETTERS_MAX_AGE_DAYS/);
 });
 
+it('reads the streams’ replicas: 1 by default (one server), up to 5 (a cluster), never 0', () => {
+  expect(loadEnv(ServerEnv, {}).NATS_STREAM_REPLICAS).toBe(1);
+  expect(loadEnv(ServerEnv, { NATS_STREAM_REPLICAS: '3' }).NATS_STREAM_REPLICAS).toBe(3);
+  expect(problems({ NATS_STREAM_REPLICAS: '0' })).toMatch(/NATS_STREAM_REPLICAS/);
+  expect(problems({ NATS_STREAM_REPLICAS: '6' })).toMatch(/NATS_STREAM_REPLICAS/);
+});
+
 it('the ops CLI connects as ops with NATS_PASSWORD_OPS, unless NATS_USER or NATS_CREDS name another identity', () => {
   expect(opsNatsIdentity(loadEnv(OpsEnv, {}))).toBeUndefined();
   expect(opsNatsIdentity(loadEnv(OpsEnv, { NATS_PASSWORD_OPS: 'pops' }))).toEqual({ user: 'ops', pass: 'pops' });

@@ -97,7 +97,7 @@ export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
     // The producer may not call the JetStream API (deploy/nats/users.conf): then the services
     // have created the streams, and the stream's duplicate detection stands in for the marker.
     const manager = natsUser?.user === 'producer' ? undefined : await jetstreamManager(nats);
-    if (manager) await ensureStreams(manager, { retention: streamRetention(env) });
+    if (manager) await ensureStreams(manager, { retention: streamRetention(env), replicas: env.NATS_STREAM_REPLICAS });
     const week = buildDemoWeek(anchor, DEMO_PLATFORM.agentId);
     const payouts = buildDemoPayouts(week);
     const messages = [...week.messages, ...payouts.messages].sort((a, b) => a.at - b.at);

@@ -16,17 +16,18 @@ export function loggerProvider(logger: Logger): Provider {
   return { provide: LOGGER, useValue: logger };
 }
 
-/** The NATS identity (DESIGN §8) and stream retention a service's env asks for. */
+/** The NATS identity (DESIGN §8), stream retention and stream replicas a service's env asks for. */
 export interface NatsSettings {
   identity?: NatsIdentity;
   retention?: StreamRetention;
+  replicas?: number;
 }
 
 export function natsSettings(env: ServerEnv): NatsSettings {
-  return { identity: natsIdentity(env), retention: streamRetention(env) };
+  return { identity: natsIdentity(env), retention: streamRetention(env), replicas: env.NATS_STREAM_REPLICAS };
 }
 
-/** Connects to NATS (as the env's user) and creates the JetStream streams of DESIGN §4 (idempotent). */
+/** Connects to NATS (as the env's user) and creates the JetStream streams of DESIGN §4 with the env's retention and replicas (idempotent). */
 export function natsProvider(servers: string[], name: string, settings: NatsSettings = {}): Provider {
   return {
     provide: NatsClient,
@@ -38,7 +39,7 @@ export function natsProvider(servers: string[], name: string, settings: NatsSett
         logger,
         attempt: () => NatsClient.connect({ servers, name, logger, identity: settings.identity }),
       });
-      await ensureStreams(nats.manager, { retention: settings.retention, logger });
+      await ensureStreams(nats.manager, { retention: settings.retention, replicas: settings.replicas, logger });
       return nats;
     },
   };

@@ -35,6 +35,14 @@ export class ServerEnv {
   @IsInt() @Min(0) @Max(36500)
   DEAD_LETTERS_MAX_AGE_DAYS = 90;
 
+  /**
+   * Copies JetStream keeps of each stream (EVENTS, DEAD_LETTERS, SETTINGS), and so of their
+   * consumers: 1 on a single server, 3 on a JetStream cluster of three servers (deploy/k8s prod,
+   * the compose profile `cluster`). Applied at start like the retention (libs/nats/src/streams.ts).
+   */
+  @IsInt() @Min(1) @Max(5)
+  NATS_STREAM_REPLICAS = 1;
+
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/weave';
 

@@ -1,4 +1,4 @@
-import { AckPolicy, DeliverPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, StorageType, type JetStreamManager, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { DeadLetterSubjects, EventSubjects, SettingsSubjects, Streams } from '#libs/contracts';
 import type { Logger } from '#libs/observability';
@@ -60,6 +60,12 @@ function isPermissionDenied(error: unknown): boolean {
 export interface EnsureStreamsOptions {
   /** Applied at start: a missing stream is created with it, an existing one's max_age updated to it. */
   retention?: StreamRetention;
+  /**
+   * Copies of each stream (NATS_STREAM_REPLICAS): a missing stream is created with it, an
+   * existing one's num_replicas brought to it (JetStream adds or removes the copies online).
+   * Undefined: the server's default (1) for new streams, existing ones left as they are.
+   */
+  replicas?: number;
   /** Told when this NATS user may not update a stream (deploy/nats/users.conf: reporting-projection and ops may). */
   logger?: Logger;
 }
@@ -67,16 +73,21 @@ export interface EnsureStreamsOptions {
 /**
  * Creates the streams of DESIGN §4 when missing; safe for replicas starting at once. With a
  * `retention`, also brings each stream's max_age to it (lowering it removes the older messages
- * at once). A NATS user without the right to update a stream leaves it as it is, with a warning:
- * the stream's owner (reporting-projection) applies the same setting when it starts.
+ * at once); with `replicas`, its num_replicas (more than the cluster has servers fails, loudly).
+ * A NATS user without the right to update a stream leaves it as it is, with a warning: the
+ * stream's owner (reporting-projection) applies the same settings when it starts.
  */
 export async function ensureStreams(manager: JetStreamManager, options: EnsureStreamsOptions = {}): Promise<void> {
   const wanted = options.retention ? maxAges(options.retention) : undefined;
   for (const base of STREAM_CONFIGS) {
-    const config = wanted ? { ...base, max_age: wanted[base.name] } : base;
-    let current: number | undefined;
+    const config: Partial<StreamConfig> & { name: string } = {
+      ...base,
+      ...(wanted ? { max_age: wanted[base.name] } : {}),
+      ...(options.replicas !== undefined ? { num_replicas: options.replicas } : {}),
+    };
+    let info: StreamInfo;
     try {
-      current = (await manager.streams.info(config.name)).config.max_age;
+      info = await manager.streams.info(config.name);
     } catch (error) {
       if (!isNotFound(error)) throw error;
       try {
@@ -84,16 +95,27 @@ export async function ensureStreams(manager: JetStreamManager, options: EnsureSt
         continue;
       } catch (addError) {
         if (!isAlreadyInUse(addError)) throw addError;
-        current = (await manager.streams.info(config.name)).config.max_age;
+        info = await manager.streams.info(config.name);
       }
     }
-    if (config.max_age === undefined || current === config.max_age) continue;
+    const current = info.config;
+    const changes: Partial<StreamConfig> = {};
+    if (config.max_age !== undefined && current.max_age !== config.max_age) changes.max_age = config.max_age;
+    if (config.num_replicas !== undefined && current.num_replicas !== config.num_replicas) changes.num_replicas = config.num_replicas;
+    if (Object.keys(changes).length === 0) continue;
+    // A single server refuses to create a stream with replicas but accepts them in an update
+    // (and keeps one copy): refuse here, as for a new stream.
+    if ((changes.num_replicas ?? 1) > 1 && !info.cluster?.name) {
+      throw new Error(`${config.name}: ${changes.num_replicas} stream replicas need a JetStream cluster, and this NATS runs JetStream on a single server (NATS_STREAM_REPLICAS)`);
+    }
+    const previous = { max_age_ns: current.max_age, num_replicas: current.num_replicas };
     try {
-      await manager.streams.update(config.name, { max_age: config.max_age });
-      options.logger?.info({ stream: config.name, max_age_ns: config.max_age, previous_ns: current }, 'stream retention updated');
+      await manager.streams.update(config.name, changes);
+      if (changes.max_age !== undefined) options.logger?.info({ stream: config.name, max_age_ns: changes.max_age, previous_ns: current.max_age }, 'stream retention updated');
+      if (changes.num_replicas !== undefined) options.logger?.info({ stream: config.name, num_replicas: changes.num_replicas, previous: current.num_replicas }, 'stream replicas updated');
     } catch (error) {
       if (!isPermissionDenied(error)) throw error;
-      options.logger?.warn({ stream: config.name, max_age_ns: current }, 'stream retention differs from the settings, and this NATS user may not change it');
+      options.logger?.warn({ stream: config.name, ...previous, wanted: changes }, 'stream settings differ from the settings, and this NATS user may not change them');
     }
   }
 }
