@@ -220,7 +220,9 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private async consume(kind: PrincipalKind, principal: string, address: string, reply: FastifyReply): Promise<void> {
     const limit = kind === 'api_key' ? this.env.RATE_LIMIT_PER_KEY_PER_MINUTE : this.env.RATE_LIMIT_PER_TOKEN_PER_MINUTE;
     const failureLimit = this.env.AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE;
-    if ((limit === 0 && failureLimit === 0) || this.redis.breakerOpen()) return;
+    // The breaker (Redis failed within the last second) is asked only where Redis would be: a
+    // request served from a lease or a recent address check was checked, not let through unchecked.
+    if (limit === 0 && failureLimit === 0) return;
     const key = this.principalKey(kind, principal);
     if (limit === 0) {
       // Only the address's failure bucket to check, at most once per LEASE_MS: nothing to lease.
