@@ -1,6 +1,5 @@
-import { IsIn, IsString, MaxLength, MinLength, ValidateBy } from 'class-validator';
-import { TRAFFICS, type Traffic } from './recommendation-event.dto.js';
-import { TIME_RANGES, type PreparingReport, type ReportCounters, type TimeRange } from './reporting.dto.js';
+import { IsIn, ValidateBy } from 'class-validator';
+import { ReportRequestDto, TIME_RANGES, type PreparingReport, type ReportCounters, type TimeRange } from './reporting.dto.js';
 
 /** Bucket sizes of a report series (DESIGN §7). */
 export const SERIES_GRANULARITIES = ['hour', 'day'] as const;
@@ -36,17 +35,11 @@ export function FitsTimeRange(): PropertyDecorator {
   });
 }
 
-/** Request of `reporting.v1.series.get`: the gateway has authenticated the caller and chosen the traffic. */
-export class SeriesRequestDto {
-  @IsString() @MinLength(1) @MaxLength(200)
-  agent_id: string;
-
-  @IsIn(TRAFFICS)
-  traffic: Traffic;
-
-  @IsIn(TIME_RANGES)
-  time_range: TimeRange;
-
+/**
+ * Request of `reporting.v1.series.get`: the report's scope (ReportRequestDto's fields and rules)
+ * and the bucket size; the gateway has authenticated the caller and chosen the traffic.
+ */
+export class SeriesRequestDto extends ReportRequestDto {
   @IsIn(SERIES_GRANULARITIES)
   @FitsTimeRange()
   granularity: SeriesGranularity;
