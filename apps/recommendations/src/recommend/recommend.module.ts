@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { RankingModule } from '../ranking/ranking.module.js';
-import { GeneratedEventsRelay } from './generated-events.relay.js';
+import { GeneratedEventsOutbox, GeneratedEventsRelay } from './generated-events.relay.js';
 import { RecommendController } from './recommend.controller.js';
 import { RecommendService } from './recommend.service.js';
 import { RecommendationRepository } from './recommendation.repository.js';
@@ -9,6 +9,6 @@ import { RecommendationRepository } from './recommendation.repository.js';
 @Module({
   imports: [RankingModule],
   controllers: [RecommendController],
-  providers: [RecommendationRepository, GeneratedEventsRelay, RecommendService],
+  providers: [GeneratedEventsOutbox, RecommendationRepository, GeneratedEventsRelay, RecommendService],
 })
 export class RecommendModule {}

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, type QueryDeepPartialEntity, type Repository } from 'typeorm';
-import { RecommendationEntity, RecommendationOutboxEntity, RecommendationRequestEntity } from '#libs/catalog';
-import { OutboxRepository, type OutboxEventRow } from '#libs/database';
+import { RecommendationEntity, RecommendationRequestEntity } from '#libs/catalog';
+import type { OutboxEventRow } from '#libs/database';
 import { EventSubjects, type RankedRecommendation, type RecommendationEventDto, type Traffic } from '#libs/contracts';
 import type { AdCandidate } from '../ranking/ad-search.repository.js';
+import { GeneratedEventsOutbox } from './generated-events.relay.js';
 
 /** Who asked which message: the idempotency key of an answer. */
 export interface AnswerKey {
@@ -68,11 +69,12 @@ function view(row: StoredRow): RankedRecommendation {
 @Injectable()
 export class RecommendationRepository {
   private readonly recommendations: Repository<RecommendationEntity>;
-  private readonly outbox: OutboxRepository<RecommendationEventDto>;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: GeneratedEventsOutbox,
+  ) {
     this.recommendations = dataSource.getRepository(RecommendationEntity);
-    this.outbox = new OutboxRepository(dataSource.getRepository(RecommendationOutboxEntity));
   }
 
   /** The answer recorded for a key, best first; empty when none was. */
@@ -172,14 +174,5 @@ export class RecommendationRepository {
       await this.outbox.add(manager, events);
       return { kind: 'recorded', recommendations, events };
     });
-  }
-
-  /** Outbox rows older than `olderThanMs` (the relay's sweep), oldest first. */
-  pendingEvents(olderThanMs: number, limit = 500): Promise<PendingEvent[]> {
-    return this.outbox.pendingEvents(olderThanMs, limit);
-  }
-
-  markPublished(eventIds: string[]): Promise<void> {
-    return this.outbox.markPublished(eventIds);
   }
 }

@@ -11,9 +11,9 @@ import {
   type TimezoneSetResult,
   type TimezoneSetting,
 } from '#libs/contracts';
-import { OutboxRepository, type OutboxEventRow } from '#libs/database';
+import type { OutboxEventRow } from '#libs/database';
 import { PlatformTimezoneEntity } from './platform-timezone.entity.js';
-import { TimezoneOutboxEntity } from './timezone-outbox.entity.js';
+import { TimezoneEventsOutbox } from './timezone-events.relay.js';
 
 /** An outbox row written in the same transaction as the change it announces. */
 export type PendingEvent = OutboxEventRow<TimezoneChangedEventDto>;
@@ -27,11 +27,12 @@ export type PendingEvent = OutboxEventRow<TimezoneChangedEventDto>;
 @Injectable()
 export class TimezoneSettingsService {
   private readonly timezones: Repository<PlatformTimezoneEntity>;
-  private readonly outbox: OutboxRepository<TimezoneChangedEventDto>;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: TimezoneEventsOutbox,
+  ) {
     this.timezones = dataSource.getRepository(PlatformTimezoneEntity);
-    this.outbox = new OutboxRepository(dataSource.getRepository(TimezoneOutboxEntity));
   }
 
   async get(agentId: string): Promise<TimezoneSetting> {
@@ -85,14 +86,5 @@ export class TimezoneSettingsService {
       await this.outbox.add(manager, [event]);
       return { result: { agent_id: agentId, reporting_timezone: timezone, updated_at: updatedAt, changed: true }, event };
     });
-  }
-
-  /** Outbox rows older than `olderThanMs` (the relay's sweep), oldest first. */
-  pendingEvents(olderThanMs: number, limit = 100): Promise<PendingEvent[]> {
-    return this.outbox.pendingEvents(olderThanMs, limit);
-  }
-
-  markPublished(eventIds: string[]): Promise<void> {
-    return this.outbox.markPublished(eventIds);
   }
 }
