@@ -236,93 +236,81 @@ describe('failed authentications per client address', () => {
   });
 });
 
-describe('with Redis unavailable', () => {
-  let redis: PrivateRedis;
-  let gateway: NestFastifyApplication;
-  let base: string;
-
+/**
+ * A gateway of its own on a private redis-server (which a test may stop; the machine's Redis is
+ * never touched), started before the tests of the describe block it is called in, with LIMITS
+ * and `extra`.
+ */
+function useGatewayOnPrivateRedis(extra: Record<string, string>): { redis: PrivateRedis; base: string } {
+  const stack = {} as { redis: PrivateRedis; base: string; gateway?: NestFastifyApplication };
   beforeAll(async () => {
-    redis = await startPrivateRedis();
-    ({ app: gateway, base } = await startGatewayWithOidc({
-      natsUrl: nats.url,
-      databaseUrl: db.url,
-      jwksUrl: jwks.url,
-      extra: { ...LIMITS, RATE_LIMIT_PER_KEY_PER_MINUTE: '3', REDIS_URL: redis.url },
-    }));
+    stack.redis = await startPrivateRedis();
+    const started = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url, extra: { ...LIMITS, ...extra, REDIS_URL: stack.redis.url } });
+    stack.gateway = started.app;
+    stack.base = started.base;
   });
   afterAll(async () => {
-    await gateway?.close();
-    await redis?.destroy();
+    await stack.gateway?.close();
+    await stack.redis?.destroy();
   });
+  return stack;
+}
+
+describe('with Redis unavailable', () => {
+  const stack = useGatewayOnPrivateRedis({ RATE_LIMIT_PER_KEY_PER_MINUTE: '3' });
 
   it('fails open: requests pass while Redis is down (counted), and limiting resumes when it returns', async () => {
     const key = await newKey();
-    for (let i = 0; i < 3; i++) expectServed(await report(base, key));
-    expect((await report(base, key)).status).toBe(429);
+    for (let i = 0; i < 3; i++) expectServed(await report(stack.base, key));
+    expect((await report(stack.base, key)).status).toBe(429);
 
-    await redis.stop('SIGKILL');
-    const failOpenBefore = await metric(base, 'weave_rate_limit_fail_open_total');
-    for (let i = 0; i < 6; i++) expectServed(await report(base, key));
+    await stack.redis.stop('SIGKILL');
+    const failOpenBefore = await metric(stack.base, 'weave_rate_limit_fail_open_total');
+    for (let i = 0; i < 6; i++) expectServed(await report(stack.base, key));
     // A wrong key is still refused as such (401), never blocked by a limiter that cannot count.
-    expect((await report(base, `sk_live_${'z'.repeat(40)}`)).status).toBe(401);
-    expect(await metric(base, 'weave_rate_limit_fail_open_total')).toBeGreaterThanOrEqual(failOpenBefore + 6);
+    expect((await report(stack.base, `sk_live_${'z'.repeat(40)}`)).status).toBe(401);
+    expect(await metric(stack.base, 'weave_rate_limit_fail_open_total')).toBeGreaterThanOrEqual(failOpenBefore + 6);
 
-    await redis.start();
+    await stack.redis.start();
     // The restarted Redis is empty: the key gets a fresh bucket, and is limited again once it is spent.
-    await waitFor(async () => (await report(base, key)).status === 429, { timeoutMs: 30000, intervalMs: 200, what: 'limiting to resume' });
+    await waitFor(async () => (await report(stack.base, key)).status === 429, { timeoutMs: 30000, intervalMs: 200, what: 'limiting to resume' });
   });
 });
 
 describe('with larger limits (leases)', () => {
-  let redis: PrivateRedis;
-  let gateway: NestFastifyApplication;
-  let base: string;
   // 4,000 a minute: a replica takes 4 tokens per Redis call (a thousandth of the limit).
   const LEASED_LIMIT = 4000;
+  const stack = useGatewayOnPrivateRedis({ RATE_LIMIT_PER_KEY_PER_MINUTE: String(LEASED_LIMIT) });
 
-  beforeAll(async () => {
-    redis = await startPrivateRedis();
-    ({ app: gateway, base } = await startGatewayWithOidc({
-      natsUrl: nats.url,
-      databaseUrl: db.url,
-      jwksUrl: jwks.url,
-      extra: { ...LIMITS, RATE_LIMIT_PER_KEY_PER_MINUTE: String(LEASED_LIMIT), REDIS_URL: redis.url },
-    }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await redis?.destroy();
-  });
-
-  const scriptCalls = () => scriptCallsOf(redis.url);
+  const scriptCalls = () => scriptCallsOf(stack.redis.url);
 
   it('serves a lease of tokens without a Redis call per request, and counts every request in the headers', async () => {
     // Loads the script; the lease is used up, so nothing is given back during the count below.
     const warm = await newKey();
-    for (let i = 0; i < 4; i++) expectServed(await report(base, warm));
+    for (let i = 0; i < 4; i++) expectServed(await report(stack.base, warm));
     const key = await newKey();
     const before = await scriptCalls();
     const remaining: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const response = await report(base, key);
+      const response = await report(stack.base, key);
       expectServed(response);
       remaining.push(Number(response.headers.get('ratelimit-remaining')));
     }
     // One Redis call took 4 tokens; the other three requests were served from the lease.
     expect((await scriptCalls()) - before).toBe(1);
     expect(remaining).toEqual([LEASED_LIMIT - 1, LEASED_LIMIT - 2, LEASED_LIMIT - 3, LEASED_LIMIT - 4]);
-    expectServed(await report(base, key));
+    expectServed(await report(stack.base, key));
     expect((await scriptCalls()) - before).toBe(2);
   });
 
   it('gives back the tokens of a lease that expires unused', async () => {
     const { key, bucket } = await newKeyWithBucket();
     // An empty bucket: its TAT (Redis's clock, ms) stays in Redis for the minute it needs to refill.
-    await drain(redis.url, bucket, LEASED_LIMIT);
+    await drain(stack.redis.url, bucket, LEASED_LIMIT);
     await new Promise((resolve) => setTimeout(resolve, 200)); // room for a lease of 4 (one token every 15 ms)
-    const client = new Redis(redis.url);
+    const client = new Redis(stack.redis.url);
     try {
-      expectServed(await report(base, key)); // takes a lease of 4, uses 1
+      expectServed(await report(stack.base, key)); // takes a lease of 4, uses 1
       const leased = Number(await client.get(bucket));
       // The lease lasts a second; the next sweep gives its 3 tokens back: the TAT moves back 3 intervals.
       await waitFor(async () => Number(await client.get(bucket)) < leased, { timeoutMs: 5000, intervalMs: 100, what: 'the unused tokens to be given back' });
@@ -335,53 +323,37 @@ describe('with larger limits (leases)', () => {
 });
 
 describe('without a per-key limit (0): only the address is checked', () => {
-  let redis: PrivateRedis;
-  let gateway: NestFastifyApplication;
-  let base: string;
-
-  beforeAll(async () => {
-    redis = await startPrivateRedis();
-    ({ app: gateway, base } = await startGatewayWithOidc({
-      natsUrl: nats.url,
-      databaseUrl: db.url,
-      jwksUrl: jwks.url,
-      extra: { ...LIMITS, RATE_LIMIT_PER_KEY_PER_MINUTE: '0', REDIS_URL: redis.url },
-    }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await redis?.destroy();
-  });
+  const stack = useGatewayOnPrivateRedis({ RATE_LIMIT_PER_KEY_PER_MINUTE: '0' });
 
   it('asks Redis about an address once for a run of requests, not once per request', async () => {
     const key = await newKey();
-    expectServed(await report(base, key, { 'x-forwarded-for': '203.0.113.20' })); // loads the script
-    const before = await scriptCallsOf(redis.url);
+    expectServed(await report(stack.base, key, { 'x-forwarded-for': '203.0.113.20' })); // loads the script
+    const before = await scriptCallsOf(stack.redis.url);
     for (let i = 0; i < 5; i++) {
-      const response = await report(base, key, { 'x-forwarded-for': '203.0.113.21' });
+      const response = await report(stack.base, key, { 'x-forwarded-for': '203.0.113.21' });
       expectServed(response);
       // No principal limit: no RateLimit-* headers.
       expect(response.headers.get('ratelimit-limit')).toBeNull();
     }
-    expect((await scriptCallsOf(redis.url)) - before).toBe(1);
+    expect((await scriptCallsOf(stack.redis.url)) - before).toBe(1);
   });
 
   it('refuses an address blocked by failures counted elsewhere (another replica) once its check is renewed', async () => {
     const key = await newKey();
     const address = '203.0.113.22';
-    expectServed(await report(base, key, { 'x-forwarded-for': address }));
+    expectServed(await report(stack.base, key, { 'x-forwarded-for': address }));
     // Another replica counted the address's failures: its failure bucket is full in Redis.
-    const client = new Redis(redis.url);
+    const client = new Redis(stack.redis.url);
     try {
       const failureKey = `${redisKeyPrefix('ratelimit', db.url)}:fail:${address}`;
       for (let i = 0; i <= FAILURE_LIMIT; i++) await client.eval(FAILURE_SCRIPT, 1, failureKey, FAILURE_LIMIT, RATE_LIMIT_WINDOW_MS);
     } finally {
       client.disconnect();
     }
-    await waitFor(async () => (await report(base, key, { 'x-forwarded-for': address })).status === 429, { timeoutMs: 10_000, intervalMs: 100, what: 'the blocked address to be refused' });
-    await expectTooMany(await report(base, key, { 'x-forwarded-for': address }), /failed authentication/);
+    await waitFor(async () => (await report(stack.base, key, { 'x-forwarded-for': address })).status === 429, { timeoutMs: 10_000, intervalMs: 100, what: 'the blocked address to be refused' });
+    await expectTooMany(await report(stack.base, key, { 'x-forwarded-for': address }), /failed authentication/);
     // Another address with the same key is served.
-    expectServed(await report(base, key, { 'x-forwarded-for': '203.0.113.23' }));
+    expectServed(await report(stack.base, key, { 'x-forwarded-for': '203.0.113.23' }));
   });
 });
 
