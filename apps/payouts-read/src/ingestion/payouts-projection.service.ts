@@ -4,8 +4,46 @@ import type { InboundMessage, MessageOutcome } from '#libs/nats';
 import { counter } from '#libs/observability';
 import { PayoutReplyCache } from '../queries/payout-reply-cache.js';
 import { decodePayoutEvent, type BalanceRecord, type ReadinessRecord, type StatementRecord } from './payout-event-decoder.js';
+import { versionedUpsertSql } from './versioned-upsert.js';
 
 const payoutEvents = counter('weave_payout_events_total', 'Payout events by kind and effect', ['kind', 'effect']);
+
+const UPSERT_BALANCES = versionedUpsertSql('payouts.balance', ['agent_id', 'currency'], {
+  agent_id: 'text',
+  currency: 'text',
+  pending_micros: 'bigint',
+  available_micros: 'bigint',
+  locked_micros: 'bigint',
+  paid_out_micros: 'bigint',
+  updated_at: 'timestamptz',
+  version: 'bigint',
+});
+const UPSERT_READINESS = versionedUpsertSql('payouts.readiness', ['agent_id'], {
+  agent_id: 'text',
+  setup_status: 'text',
+  missing_fields: 'jsonb',
+  thresholds: 'jsonb',
+  blocked_reason: 'text',
+  updated_at: 'timestamptz',
+  version: 'bigint',
+});
+const UPSERT_STATEMENTS = versionedUpsertSql('payouts.statement', ['statement_id'], {
+  statement_id: 'text',
+  agent_id: 'text',
+  period_start: 'timestamptz',
+  period_end: 'timestamptz',
+  currency: 'text',
+  status: 'text',
+  gross_earnings_micros: 'bigint',
+  service_fee_micros: 'bigint',
+  net_earnings_micros: 'bigint',
+  blocked_reason: 'text',
+  failure: 'jsonb',
+  transfer: 'jsonb',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+  version: 'bigint',
+});
 
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -52,9 +90,9 @@ export class PayoutsProjectionService {
     if (balances.length + readiness.length + statements.length === 0) return outcomes;
 
     const changed = await this.dataSource.transaction('READ COMMITTED', async (manager) => ({
-      balance: await this.upsertBalances(manager, newestPerKey(balances, (r) => `${r.agent_id}\u0000${r.currency}`)),
-      readiness: await this.upsertReadiness(manager, newestPerKey(readiness, (r) => r.agent_id)),
-      statement: await this.upsertStatements(manager, newestPerKey(statements, (r) => r.statement_id)),
+      balance: await this.upsert(manager, UPSERT_BALANCES, newestPerKey(balances, (r) => `${r.agent_id}\u0000${r.currency}`)),
+      readiness: await this.upsert(manager, UPSERT_READINESS, newestPerKey(readiness, (r) => r.agent_id)),
+      statement: await this.upsert(manager, UPSERT_STATEMENTS, newestPerKey(statements, (r) => r.statement_id)),
     }));
     this.replies?.announce([...new Set([...balances, ...readiness, ...statements].map((record) => record.agent_id))]);
     const received = { balance: balances.length, readiness: readiness.length, statement: statements.length };
@@ -65,65 +103,10 @@ export class PayoutsProjectionService {
     return outcomes;
   }
 
-  private async upsertBalances(manager: EntityManager, records: BalanceRecord[]): Promise<number> {
+  /** Writes the records newer than what is stored (one statement); how many it wrote. */
+  private async upsert(manager: EntityManager, statement: string, records: object[]): Promise<number> {
     if (records.length === 0) return 0;
-    const rows: unknown[] = await manager.query(
-      `INSERT INTO payouts.balance AS stored
-         (agent_id, currency, pending_micros, available_micros, locked_micros, paid_out_micros, updated_at, version)
-       SELECT agent_id, currency, pending_micros, available_micros, locked_micros, paid_out_micros, updated_at, version
-         FROM jsonb_to_recordset($1::jsonb) AS x(agent_id text, currency text, pending_micros bigint, available_micros bigint,
-              locked_micros bigint, paid_out_micros bigint, updated_at timestamptz, version bigint)
-       ON CONFLICT (agent_id, currency) DO UPDATE SET
-         pending_micros = excluded.pending_micros, available_micros = excluded.available_micros,
-         locked_micros = excluded.locked_micros, paid_out_micros = excluded.paid_out_micros,
-         updated_at = excluded.updated_at, version = excluded.version
-       WHERE stored.version < excluded.version
-       RETURNING 1`,
-      [JSON.stringify(records)],
-    );
-    return rows.length;
-  }
-
-  private async upsertReadiness(manager: EntityManager, records: ReadinessRecord[]): Promise<number> {
-    if (records.length === 0) return 0;
-    const rows: unknown[] = await manager.query(
-      `INSERT INTO payouts.readiness AS stored
-         (agent_id, setup_status, missing_fields, thresholds, blocked_reason, updated_at, version)
-       SELECT agent_id, setup_status, missing_fields, thresholds, blocked_reason, updated_at, version
-         FROM jsonb_to_recordset($1::jsonb) AS x(agent_id text, setup_status text, missing_fields jsonb, thresholds jsonb,
-              blocked_reason text, updated_at timestamptz, version bigint)
-       ON CONFLICT (agent_id) DO UPDATE SET
-         setup_status = excluded.setup_status, missing_fields = excluded.missing_fields, thresholds = excluded.thresholds,
-         blocked_reason = excluded.blocked_reason, updated_at = excluded.updated_at, version = excluded.version
-       WHERE stored.version < excluded.version
-       RETURNING 1`,
-      [JSON.stringify(records)],
-    );
-    return rows.length;
-  }
-
-  private async upsertStatements(manager: EntityManager, records: StatementRecord[]): Promise<number> {
-    if (records.length === 0) return 0;
-    const rows: unknown[] = await manager.query(
-      `INSERT INTO payouts.statement AS stored
-         (statement_id, agent_id, period_start, period_end, currency, status, gross_earnings_micros, service_fee_micros,
-          net_earnings_micros, blocked_reason, failure, transfer, created_at, updated_at, version)
-       SELECT statement_id, agent_id, period_start, period_end, currency, status, gross_earnings_micros, service_fee_micros,
-              net_earnings_micros, blocked_reason, failure, transfer, created_at, updated_at, version
-         FROM jsonb_to_recordset($1::jsonb) AS x(statement_id text, agent_id text, period_start timestamptz,
-              period_end timestamptz, currency text, status text, gross_earnings_micros bigint, service_fee_micros bigint,
-              net_earnings_micros bigint, blocked_reason text, failure jsonb, transfer jsonb, created_at timestamptz,
-              updated_at timestamptz, version bigint)
-       ON CONFLICT (statement_id) DO UPDATE SET
-         agent_id = excluded.agent_id, period_start = excluded.period_start, period_end = excluded.period_end,
-         currency = excluded.currency, status = excluded.status, gross_earnings_micros = excluded.gross_earnings_micros,
-         service_fee_micros = excluded.service_fee_micros, net_earnings_micros = excluded.net_earnings_micros,
-         blocked_reason = excluded.blocked_reason, failure = excluded.failure, transfer = excluded.transfer,
-         created_at = excluded.created_at, updated_at = excluded.updated_at, version = excluded.version
-       WHERE stored.version < excluded.version
-       RETURNING 1`,
-      [JSON.stringify(records)],
-    );
+    const rows: unknown[] = await manager.query(statement, [JSON.stringify(records)]);
     return rows.length;
   }
 }
