@@ -32,41 +32,48 @@ export function ResourceView<T>({ state, reload, what, children, isEmpty, empty 
       );
     case 'preparing':
       return (
-        <div className="state state-preparing" role="status" data-state="preparing">
-          <p>
-            <strong>Being prepared.</strong> This is the first request for {what}; its first figures are being computed. The page asks
-            again by itself in about {Math.round(state.retryInMs / 1000)} seconds.
-          </p>
-          <button type="button" className="secondary" onClick={reload}>
-            Check now
-          </button>
-        </div>
+        <StateNotice phase="preparing" role="status" action="Check now" secondary onAction={reload}>
+          <strong>Being prepared.</strong> This is the first request for {what}; its first figures are being computed. The page asks
+          again by itself in about {Math.round(state.retryInMs / 1000)} seconds.
+        </StateNotice>
       );
     case 'unavailable':
       return (
-        <div className="state state-unavailable" role="alert" data-state="unavailable">
-          <p>
-            <strong>Temporarily unavailable.</strong> {state.message} Please try again.
-          </p>
-          <button type="button" onClick={reload}>
-            Try again
-          </button>
-        </div>
+        <StateNotice phase="unavailable" role="alert" action="Try again" onAction={reload}>
+          <strong>Temporarily unavailable.</strong> {state.message} Please try again.
+        </StateNotice>
       );
     case 'error':
       return (
-        <div className="state state-error" role="alert" data-state="error">
-          <p>
-            <strong>Could not load {what}.</strong> {state.message}
-          </p>
-          <button type="button" className="secondary" onClick={reload}>
-            Reload
-          </button>
-        </div>
+        <StateNotice phase="error" role="alert" action="Reload" secondary onAction={reload}>
+          <strong>Could not load {what}.</strong> {state.message}
+        </StateNotice>
       );
     case 'signed-out':
       return null;
     case 'ready':
       return null;
   }
+}
+
+interface StateNoticeProps {
+  phase: 'preparing' | 'unavailable' | 'error';
+  role: 'status' | 'alert';
+  /** The button's label; `secondary` styles it as the less prominent action. */
+  action: string;
+  secondary?: boolean;
+  onAction: () => void;
+  children: ReactNode;
+}
+
+/** A phase that is not the data: its message and the one button that loads again. */
+function StateNotice({ phase, role, action, secondary, onAction, children }: StateNoticeProps) {
+  return (
+    <div className={`state state-${phase}`} role={role} data-state={phase}>
+      <p>{children}</p>
+      <button type="button" className={secondary ? 'secondary' : undefined} onClick={onAction}>
+        {action}
+      </button>
+    </div>
+  );
 }
