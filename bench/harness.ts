@@ -217,7 +217,7 @@ export interface Service {
  */
 export async function startDeployment(
   env: Record<string, string>,
-  options: { publishIntervalMs: number; name: string },
+  options: { publishIntervalMs: number; name: string; /** Node options of every service, e.g. `--cpu-prof --cpu-prof-dir=…` (not allowed in NODE_OPTIONS). */ nodeArgs?: string[] },
 ): Promise<{ services: Service[]; base: string; stop(): Promise<void> }> {
   const services: Service[] = [];
   // Stopping twice is harmless: a child that has exited is not waited for.
@@ -226,7 +226,7 @@ export async function startDeployment(
   };
   const start = async (name: string, own: Record<string, string | number>, portVariable: string) => {
     const port = await freePort();
-    const child = startChild(name, `dist/apps/${name}/src/main.js`, { ...env, ...own, [portVariable]: port });
+    const child = startChild(name, `dist/apps/${name}/src/main.js`, { ...env, ...own, [portVariable]: port }, [], options.nodeArgs);
     services.push({ name, child, metrics: `http://127.0.0.1:${port}/metrics` });
     await waitForHttp(`http://127.0.0.1:${port}/health/ready`, { child });
     return port;

@@ -28,6 +28,7 @@
  *   Defaults: MIXED_DURATION_MS=180000 MIXED_EVENTS_PER_SECOND=5000 MIXED_CONNECTIONS=50
  *   MIXED_PLATFORMS=200 MIXED_COLD_PLATFORMS=20 MIXED_COLD_SHARE=0.1 MIXED_KEY_CHURN_MS=10000
  *   MIXED_PUBLISH_INTERVAL_MS=15000 MIXED_CEILING_SECONDS=20
+ *   MIXED_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/profiles" profiles every service (written when it stops).
  */
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -110,7 +111,8 @@ async function main() {
     const common = { NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL, LOG_LEVEL: 'warn', HOST: '127.0.0.1' };
     const setup = await NatsClient.connect({ servers: [nats.url], name: 'mixed-setup' });
     await ensureStreams(setup.manager);
-    const deployment = await startDeployment(common, { publishIntervalMs: PUBLISH_INTERVAL_MS, name: 'mixed' });
+    const nodeArgs = (process.env.MIXED_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const deployment = await startDeployment(common, { publishIntervalMs: PUBLISH_INTERVAL_MS, name: 'mixed', nodeArgs });
     stopServices = deployment.stop;
     const { services, base } = deployment;
     const ops = async (...args: string[]) => {
