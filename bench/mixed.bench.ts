@@ -327,6 +327,9 @@ async function main() {
     clearInterval(churnTimer);
     await churning;
     const published = await stopping;
+    // A service that ended during the run is the finding, not a missing /proc entry.
+    const gone = services.filter((s) => s.child.process.exitCode !== null || s.child.process.signalCode !== null);
+    if (gone.length > 0) throw new Error(gone.map((s) => `${s.name} ended during the run (${s.child.process.exitCode ?? s.child.process.signalCode})`).join('; '));
     const cpuAfter = cpuOf(services.map((s) => s.child));
     const benchCpu = process.cpuUsage(benchCpuBefore);
     const loadAtEnd = loadavg();
