@@ -18,6 +18,11 @@ export interface NatsServerOptions {
   probe?: { user: string; pass: string };
   /** Monitoring port (`-m`). */
   monitorPort?: number;
+  /**
+   * A member of a cluster: its server name (unique in the cluster, as JetStream requires), the
+   * cluster's name, its own route port and the route URLs of the others (`nats://host:port`).
+   */
+  cluster?: { serverName: string; name: string; port: number; routes: string[] };
   detached?: boolean;
 }
 
@@ -37,6 +42,14 @@ export class NatsServer extends ServerProcess {
         '-p', String(options.port),
         '-sd', options.storeDir,
         ...(options.monitorPort ? ['-m', String(options.monitorPort)] : []),
+        ...(options.cluster
+          ? [
+              '--server_name', options.cluster.serverName,
+              '--cluster_name', options.cluster.name,
+              '--cluster', `nats://${host.includes(':') ? `[${host}]` : host}:${options.cluster.port}`,
+              '--routes', options.cluster.routes.join(','),
+            ]
+          : []),
         ...(options.logFile ? ['-l', options.logFile] : []),
       ],
       env: options.env,

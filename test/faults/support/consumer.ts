@@ -32,13 +32,14 @@ export async function waitCaughtUp(manager: JetStreamManager, { timeoutMs = 1800
 
 /**
  * Creates the streams and the projection's durable consumer as the service would, but with a
- * shorter ack_wait (the service keeps an existing consumer as it is). Messages a killed process
+ * shorter ack_wait (the service keeps an existing consumer as it is); `url` may name several
+ * servers (comma separated), `replicas` the streams' copies (NATS_STREAM_REPLICAS). Messages a killed process
  * held come back after ack_wait: 15 s instead of 60 s keeps the run short; the path is the same.
  */
-export async function prepareProjectionConsumer(url: string, ackWaitMs = 15_000): Promise<void> {
-  const client = await NatsClient.connect({ servers: [url], name: 'fault-setup' });
+export async function prepareProjectionConsumer(url: string, ackWaitMs = 15_000, replicas?: number): Promise<void> {
+  const client = await NatsClient.connect({ servers: url.split(','), name: 'fault-setup' });
   try {
-    await ensureStreams(client.manager);
+    await ensureStreams(client.manager, { replicas });
     await ensureDurableConsumer(client.manager, {
       stream: Streams.events,
       durable: Durables.reportingProjection,

@@ -13,6 +13,8 @@ export interface PublishResult {
   duplicates: number;
   /** Publishes that failed (timeout, NATS down) and were sent again with the same Nats-Msg-Id. */
   retries: number;
+  /** The failures' messages and how often each came (no responders while a stream leader is elected, timeouts). */
+  retryReasons: Record<string, number>;
 }
 
 export interface Producer {
@@ -27,8 +29,9 @@ export interface Producer {
   close(): Promise<void>;
 }
 
-export async function connectFaultProducer(url: string): Promise<Producer> {
-  const connection = await connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: 'fault-producer' });
+/** `servers`: one URL, or every server of a cluster (the client moves to another when one dies). */
+export async function connectFaultProducer(servers: string | string[]): Promise<Producer> {
+  const connection = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: 'fault-producer' });
   const js = jetstream(connection);
   const manager = await jetstreamManager(connection);
   const encoder = new TextEncoder();
@@ -36,7 +39,7 @@ export async function connectFaultProducer(url: string): Promise<Producer> {
     connection,
     manager,
     publish: async (workload, { concurrency = 256, from = 0, to = workload.messages.length, onAck } = {}) => {
-      const result: PublishResult = { acked: [], stored: 0, duplicates: 0, retries: 0 };
+      const result: PublishResult = { acked: [], stored: 0, duplicates: 0, retries: 0, retryReasons: {} };
       const ackedIndexes: number[] = [];
       let next = from;
       const worker = async () => {
@@ -52,8 +55,12 @@ export async function connectFaultProducer(url: string): Promise<Producer> {
               ackedIndexes.push(index);
               onAck?.(ackedIndexes.length);
               break;
-            } catch {
+            } catch (error) {
+              // Closed by the test (it failed or ended): nothing will be acknowledged any more.
+              if (connection.isClosed()) throw error;
               result.retries++;
+              const reason = (error as Error)?.message ?? String(error);
+              result.retryReasons[reason] = (result.retryReasons[reason] ?? 0) + 1;
               if (attempt > 600) throw new Error(`publish of ${message.msgId} kept failing`);
               await new Promise((r) => setTimeout(r, 100));
             }
