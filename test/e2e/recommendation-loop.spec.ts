@@ -1,27 +1,17 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { DataSource } from 'typeorm';
-import { loadEnv } from '#libs/config';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
-import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { createGatewayApp } from '../../apps/gateway/src/gateway.app.js';
 import { runAdsCommand, type AdsCommand } from '../../apps/ops/src/ads.js';
 import { parseOpsCommand } from '../../apps/ops/src/cli.js';
 import { runOpsCommand, type IdentityCommand } from '../../apps/ops/src/commands.js';
 import {
-  REDIS_URL,
-  newTestDatabase,
-  startNats,
+  identityOf,
+  loadBuiltWeaveNode,
+  startGateway,
   startRecommendations,
   startReportingProjection,
-  testLogger,
+  useTestStack,
   waitFor,
-  type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
+  type WeaveNode,
 } from '../support/index.js';
 
 /**
@@ -32,20 +22,12 @@ import {
  * reporting-projection counts them in the platform's report.
  */
 
-type WeaveNode = typeof import('../../libs/weave-node/src/index.js');
-
 const ROOT = process.cwd();
-const LIB = join(ROOT, 'libs', 'weave-node');
 const CATALOG = join(ROOT, 'catalog', 'sample-catalog.json');
 const AGENT = 'agent_loop';
 
 let lib: WeaveNode;
-let nats: TestNats;
-let db: TestDatabase;
-let gateway: NestFastifyApplication;
-let recommendations: ServiceUnderTest<unknown> | undefined;
-let reporting: ServiceUnderTest<unknown> | undefined;
-let identityDb: DataSource;
+const stack = useTestStack();
 let base: string;
 let liveKey: string;
 const landingByAd = new Map<string, string>();
@@ -53,49 +35,26 @@ const landingByAd = new Map<string, string>();
 /** An ops command run in-process, exactly as `npm run ops -- …` runs it. */
 async function ops(argv: string[]): Promise<Record<string, unknown>> {
   const command = parseOpsCommand(argv);
-  if (command.kind === 'ads.import' || command.kind === 'ads.list') return runAdsCommand(command as AdsCommand, db.url);
-  return (await runOpsCommand(command as IdentityCommand, new IdentityRepository(identityDb))).output;
+  if (command.kind === 'ads.import' || command.kind === 'ads.list') return runAdsCommand(command as AdsCommand, stack.db.url);
+  return (await runOpsCommand(command as IdentityCommand, await identityOf(stack))).output;
 }
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [join(LIB, 'scripts', 'build.mjs'), '--if-stale'], { stdio: 'inherit' });
-  lib = (await import(pathToFileURL(join(LIB, 'dist', 'esm', 'index.mjs')).href)) as WeaveNode;
+  lib = await loadBuiltWeaveNode();
 
   for (const ad of (JSON.parse(readFileSync(CATALOG, 'utf8')) as { ads: { ad_id: string; landing_url: string }[] }).ads) {
     landingByAd.set(ad.ad_id, ad.landing_url);
   }
 
-  nats = await startNats();
-  db = newTestDatabase();
-  reporting = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 500 });
-  recommendations = await startRecommendations({ natsUrl: nats.url, databaseUrl: db.url });
-  const env = loadEnv(GatewayEnv, {
-    NATS_URL: nats.url,
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    LOG_LEVEL: 'warn',
-    TRACKING_SIGNING_SECRET: 'recommendation-loop-e2e-secret-42',
-  });
-  gateway = await createGatewayApp(env, testLogger('gateway'));
-  await gateway.listen(0, '127.0.0.1');
-  base = `http://127.0.0.1:${(gateway.getHttpServer().address() as { port: number }).port}`;
-  identityDb = createIdentityDataSource(db.url, 2, 'recommendation-loop');
-  await identityDb.initialize();
+  stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 500 }));
+  stack.track(await startRecommendations(stack.urls));
+  ({ base } = await startGateway(stack, { oidc: false, extra: { LOG_LEVEL: 'warn', TRACKING_SIGNING_SECRET: 'recommendation-loop-e2e-secret-42' } }));
 
   expect(await ops(['platform', 'create', '--agent-id', AGENT])).toMatchObject({ agent_id: AGENT, status: 'active' });
   const key = await ops(['key', 'create', '--agent-id', AGENT, '--mode', 'live']);
   liveKey = String(key.api_key);
   expect(liveKey).toMatch(/^sk_live_/);
   expect(await ops(['ads', 'import', '--file', CATALOG])).toMatchObject({ imported: landingByAd.size });
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await recommendations?.close();
-  await reporting?.close();
-  if (identityDb?.isInitialized) await identityDb.destroy();
-  await nats?.stop();
-  await db?.drop();
 });
 
 const client = (apiKey = liveKey) => new lib.ServiceClient({ apiKey, apiBaseUrl: base, timeoutMs: 15000 });

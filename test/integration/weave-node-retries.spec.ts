@@ -4,18 +4,12 @@
 // times, connections the client closed) is what is asserted; time is only ever asserted as a
 // lower bound (a retry cannot arrive before its backoff), never as a tight window. The BUILT
 // package (libs/weave-node/dist) is what runs here.
-import { execFileSync } from 'node:child_process';
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { inspect } from 'node:util';
+import { expectNotInError, json, loadBuiltWeaveNode, rejection, useRecordingServers, type Arrival, type WeaveNode } from '../support/index.js';
 
-type WeaveNode = typeof import('../../libs/weave-node/src/index.js');
 type RequestError = InstanceType<WeaveNode['ServiceRequestError']>;
 type ConnectionError = InstanceType<WeaveNode['ServiceConnectionError']>;
 
-const LIB = join(process.cwd(), 'libs', 'weave-node');
 const API_KEY = 'sk_live_RetrySecretKey_9876543210';
 const OPTIONS = { sessionId: 'sess-retry', messageId: 'msg-1', query: 'waterproof hiking boots' };
 
@@ -23,22 +17,6 @@ const OPTIONS = { sessionId: 'sess-retry', messageId: 'msg-1', query: 'waterproo
 // few milliseconds of slack for timer and clock granularity.
 const SLACK_MS = 25;
 const minBackoffMs = (retry: number): number => 500 * 2 ** (retry - 1) * 0.75 - SLACK_MS;
-
-interface Arrival {
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  at: number;
-  /** Set when the client closed the connection before the server answered. */
-  closedByClient: boolean;
-}
-
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, attempt: number) => void;
-
-interface TestServer {
-  url: string;
-  seen: Arrival[];
-  close(): Promise<void>;
-}
 
 const RECOMMENDATION = {
   recommendation_id: 'rec_r1',
@@ -52,41 +30,7 @@ const RECOMMENDATION = {
 };
 
 let lib: WeaveNode;
-const servers: TestServer[] = [];
-
-async function server(handler: Handler): Promise<TestServer> {
-  const seen: Arrival[] = [];
-  const httpServer = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const arrival: Arrival = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), closedByClient: false };
-      seen.push(arrival);
-      res.on('close', () => {
-        if (!res.writableFinished) arrival.closedByClient = true;
-      });
-      handler(req, res, seen.length);
-    });
-  });
-  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
-  const { port } = httpServer.address() as AddressInfo;
-  const started: TestServer = {
-    url: `http://127.0.0.1:${port}`,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        httpServer.closeAllConnections();
-        httpServer.close(() => resolve());
-      }),
-  };
-  servers.push(started);
-  return started;
-}
-
-function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-}
+const server = useRecordingServers();
 
 function problem(res: http.ServerResponse, status: number, detail: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
@@ -94,15 +38,6 @@ function problem(res: http.ServerResponse, status: number, detail: string, heade
 }
 
 const found = (res: http.ServerResponse): void => json(res, 200, { request_id: 'req_ok', query: OPTIONS.query, recommendations: [RECOMMENDATION] });
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -118,20 +53,11 @@ function gaps(seen: Arrival[]): number[] {
   return seen.slice(1).map((arrival, index) => arrival.at - seen[index].at);
 }
 
-function expectNoKey(error: Error): void {
-  for (const text of [error.message, String(error), error.stack || '', inspect(error, { showHidden: true, depth: 5 }), JSON.stringify(error)]) {
-    expect(text).not.toContain(API_KEY);
-  }
-}
+const expectNoKey = (error: Error): void => expectNotInError(error, API_KEY);
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [join(LIB, 'scripts', 'build.mjs'), '--if-stale'], { stdio: 'inherit' });
-  lib = (await import(pathToFileURL(join(LIB, 'dist', 'esm', 'index.mjs')).href)) as WeaveNode;
+  lib = await loadBuiltWeaveNode();
 }, 120000);
-
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-});
 
 describe('@vendor/weave-node retries and backoff (built package, real HTTP servers)', () => {
   it('a flaky server (503 then 200): one retry after the backoff, same request and Idempotency-Key, found', async () => {

@@ -3,64 +3,11 @@
 // timeouts are in test/integration/weave-node-retries.spec.ts; the packed tarball in
 // test/integration/weave-node-packaging.spec.ts. The BUILT package (libs/weave-node/dist) is what
 // runs here: it is built before the tests when missing or older than its sources.
-import { execFileSync } from 'node:child_process';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import type * as http from 'node:http';
 import { inspect } from 'node:util';
+import { expectNotInError, json, loadBuiltWeaveNode, rejection, useRecordingServers, type WeaveNode } from '../support/index.js';
 
-// The types come from the library's entry source; the values from the built ESM file.
-type WeaveNode = typeof import('../../libs/weave-node/src/index.js');
-
-const ROOT = process.cwd();
-const LIB = join(ROOT, 'libs', 'weave-node');
 const API_KEY = 'sk_test_SuperSecretKey_0123456789';
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  at: number;
-}
-
-interface TestServer {
-  url: string;
-  seen: Seen[];
-  close(): Promise<void>;
-}
-
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, attempt: number, body: string) => void;
-
-async function startServer(handler: Handler): Promise<TestServer> {
-  const seen: Seen[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      seen.push({ method: req.method || '', url: req.url || '', headers: req.headers, body, at: Date.now() });
-      handler(req, res, seen.length, body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-}
 
 /** An RFC 9457 problem, as the gateway answers errors. */
 function problem(res: http.ServerResponse, status: number, fields: { type?: string; title?: string; detail?: string }): void {
@@ -85,31 +32,11 @@ const RECOMMENDATION = {
 const OPTIONS = { sessionId: 'sess-1', messageId: 'msg-1', query: 'best trail running shoes' };
 
 let lib: WeaveNode;
-const servers: TestServer[] = [];
-
-async function server(handler: Handler): Promise<TestServer> {
-  const started = await startServer(handler);
-  servers.push(started);
-  return started;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
+const server = useRecordingServers();
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [join(LIB, 'scripts', 'build.mjs'), '--if-stale'], { stdio: 'inherit' });
-  lib = (await import(pathToFileURL(join(LIB, 'dist', 'esm', 'index.mjs')).href)) as WeaveNode;
+  lib = await loadBuiltWeaveNode();
 }, 120000);
-
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-});
 
 describe('@vendor/weave-node ServiceClient: request, answers, validation (built package, real HTTP server)', () => {
   it('found: posts the snake_case body with bearer key and idempotency key, maps SPEC fields only', async () => {
@@ -210,9 +137,7 @@ describe('@vendor/weave-node ServiceClient: request, answers, validation (built 
     expect(error.type).toBe('https://docs.weave.example/problems/invalid-api-key');
     expect(error.code).toBe('invalid-api-key');
     expect(error.requestId).toBe('req_problem');
-    for (const text of [error.message, String(error), error.stack || '', inspect(error, { showHidden: true, depth: 5 }), JSON.stringify(error)]) {
-      expect(text).not.toContain(API_KEY);
-    }
+    expectNotInError(error, API_KEY);
   });
 
   it('a problem without detail gives its title as the message; a legacy { error: { code, message } } body is read too', async () => {
