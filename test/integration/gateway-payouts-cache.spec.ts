@@ -1,32 +1,29 @@
 import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
-import type { DataSource } from 'typeorm';
 import { ENTRY_OVERHEAD_BYTES } from '#libs/cache';
 import { BroadcastSubjects, Durables, RpcSubjects, Streams } from '#libs/contracts';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { NatsClient, NatsRpcClient, type RawJson } from '#libs/nats';
 import { loadEnv } from '#libs/config';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { PayoutsReplyCache } from '../../apps/gateway/src/payouts/payouts-reply-cache.js';
-import type { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
 import {
-  connectProducer,
-  newTestDatabase,
-  startNats,
+  connectStackProducer,
+  payoutBalanceEvent,
+  seedPlatform,
+  startGateway,
+  startIdentityProvider,
   startPayoutsRead,
   testLogger,
+  useTestStack,
   waitFor,
+  waitForConsumer,
   type Producer,
-  type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
+  type TestGateway,
 } from '../support/index.js';
-import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, type JwksServer, type TestKey } from '../support/oidc.js';
+import { signIdToken } from '../support/oidc.js';
 
 /**
  * The gateway's cache of payout replies (PayoutsReplyCache) over real HTTP, NATS, payouts-read
@@ -40,16 +37,10 @@ import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, ty
  * threshold (16 KiB) and a 1.5 s TTL.
  */
 
-let nats: TestNats;
-let db: TestDatabase;
-let jwks: JwksServer;
-let key: TestKey;
-let payouts: ServiceUnderTest<PayoutsReadEnv>;
-let cached: { app: NestFastifyApplication; base: string };
-let short: { app: NestFastifyApplication; base: string };
-let identityDb: DataSource;
+const stack = useTestStack();
+let cached: TestGateway;
+let short: TestGateway;
 let producer: Producer;
-let manager: JetStreamManager;
 let client: NatsClient;
 /** Asks payouts-read directly; results come back as the JSON bytes it sent. */
 let rawRpc: ClientProxy;
@@ -106,16 +97,15 @@ function statement(agent: string, n: number, version = 1, net = 90_000_000 + n) 
   };
 }
 
-const balance = (agent: string, version: number, available: number) => ({
-  agent_id: agent,
-  currency: 'USD',
-  pending_micros: 1_000,
-  available_micros: available,
-  locked_micros: 2_000,
-  paid_out_micros: 3_000,
-  updated_at: iso(Date.UTC(2026, 10, 1) + version * 60_000),
-  version,
-});
+const balance = (agent: string, version: number, available: number) =>
+  payoutBalanceEvent(agent, 'USD', 0, {
+    pending_micros: 1_000,
+    available_micros: available,
+    locked_micros: 2_000,
+    paid_out_micros: 3_000,
+    updated_at: iso(Date.UTC(2026, 10, 1) + version * 60_000),
+    version,
+  });
 
 const readiness = (agent: string, version: number, status: 'in_progress' | 'complete') => ({
   agent_id: agent,
@@ -133,13 +123,7 @@ async function publish(kind: 'balance' | 'readiness' | 'statement', payload: unk
 
 /** Until payouts-read has applied and acked everything published (it announces before it acks). */
 async function applied(): Promise<void> {
-  await waitFor(
-    async () => {
-      const info = await manager.consumers.info(Streams.events, Durables.payoutsRead);
-      return info.num_pending === 0 && info.num_ack_pending === 0 && info.delivered.stream_seq >= lastSeq;
-    },
-    { what: 'payouts-read caught up', intervalMs: 50 },
-  );
+  await waitForConsumer(producer, Streams.events, Durables.payoutsRead, { delivered: lastSeq, what: 'payouts-read caught up', intervalMs: 50 });
 }
 
 interface RawResponse {
@@ -191,31 +175,21 @@ interface Page {
 }
 
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  key = await generateTestKey('ES256');
-  jwks = await startJwksServer([key]);
-  payouts = await startPayoutsRead({ natsUrl: nats.url, databaseUrl: db.url, PAYOUTS_CACHE_TTL_MS: 0, PAYOUTS_INGEST_BATCH_SIZE: 100 });
-  cached = await startGatewayWithOidc({
-    natsUrl: nats.url,
-    databaseUrl: db.url,
-    jwksUrl: jwks.url,
-    extra: { PAYOUTS_CACHE_TTL_MS: '60000', PAYOUTS_CACHE_MIN_BYTES: '0' },
-  });
-  short = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url, extra: { PAYOUTS_CACHE_TTL_MS: '1500', PAYOUTS_CACHE_MIN_BYTES: '16384' } });
-  identityDb = createIdentityDataSource(db.url, 2, 'gateway-payouts-cache-test');
-  await identityDb.initialize();
-  const identity = new IdentityRepository(identityDb);
+  const { jwks, key } = await startIdentityProvider(stack, ['ES256']);
+  stack.track(await startPayoutsRead({ ...stack.urls, PAYOUTS_CACHE_TTL_MS: 0, PAYOUTS_INGEST_BATCH_SIZE: 100 }));
+  cached = await startGateway(stack, { jwksUrl: jwks.url, extra: { PAYOUTS_CACHE_TTL_MS: '60000', PAYOUTS_CACHE_MIN_BYTES: '0' } });
+  short = await startGateway(stack, { jwksUrl: jwks.url, extra: { PAYOUTS_CACHE_TTL_MS: '1500', PAYOUTS_CACHE_MIN_BYTES: '16384' } });
   for (const agent of PLATFORMS) {
-    await identity.createPlatform(agent, `uid_${agent}`);
+    await seedPlatform(stack, agent, { owner: `uid_${agent}`, keys: [] });
     tokens[agent] = await signIdToken(key, { sub: `uid_${agent}`, role: 'agent' });
   }
-  producer = await connectProducer(nats.url);
-  manager = await jetstreamManager(producer.connection);
-  client = await NatsClient.connect({ servers: [nats.url], name: 'gateway-payouts-cache-test' });
+  producer = await connectStackProducer(stack);
+  client = await NatsClient.connect({ servers: [stack.nats.url], name: 'gateway-payouts-cache-test' });
+  stack.atEnd(() => client.drain());
   rawRpc = new NatsRpcClient({ connection: client.connection, timeoutMs: 5000, rawResults: true });
-  sql = new pg.Client({ connectionString: db.url });
+  sql = new pg.Client({ connectionString: stack.db.url });
   await sql.connect();
+  stack.atEnd(() => sql.end());
   for (const agent of PLATFORMS) {
     await publish('balance', balance(agent, 1, 100));
     await publish('readiness', readiness(agent, 1, 'in_progress'));
@@ -223,19 +197,6 @@ beforeAll(async () => {
   }
   await applied();
 }, 60_000);
-
-afterAll(async () => {
-  await sql?.end();
-  await client?.drain();
-  await producer?.close();
-  await cached?.app.close();
-  await short?.app.close();
-  await payouts?.close();
-  if (identityDb?.isInitialized) await identityDb.destroy();
-  await jwks?.close();
-  await nats?.stop();
-  await db?.drop();
-});
 
 describe('the gateway payout cache', () => {
   it('answers every route with exactly the bytes payouts-read sends, and keeps them', async () => {
@@ -382,7 +343,7 @@ describe('the gateway payout cache', () => {
     const cache = cached.app.get(PayoutsReplyCache);
     expect(cache.stats().entries).toBeGreaterThan(0);
 
-    await nats.restart();
+    await stack.nats.restart();
     // Well within the 60 s TTL: only the flush on disconnect/reconnect explains the new value.
     await waitFor(
       async () => {
@@ -398,10 +359,10 @@ describe('PayoutsReplyCache', () => {
   let cache: PayoutsReplyCache;
   let cacheNats: NatsClient;
   const env = (extra: Record<string, string> = {}) =>
-    loadEnv(GatewayEnv, { NATS_URL: nats.url, PAYOUTS_CACHE_TTL_MS: '60000', PAYOUTS_CACHE_MIN_BYTES: '0', ...extra });
+    loadEnv(GatewayEnv, { NATS_URL: stack.nats.url, PAYOUTS_CACHE_TTL_MS: '60000', PAYOUTS_CACHE_MIN_BYTES: '0', ...extra });
 
   beforeAll(async () => {
-    cacheNats = await NatsClient.connect({ servers: [nats.url], name: 'reply-cache-test' });
+    cacheNats = await NatsClient.connect({ servers: [stack.nats.url], name: 'reply-cache-test' });
   });
   afterEach(() => cache?.beforeApplicationShutdown());
   afterAll(async () => {

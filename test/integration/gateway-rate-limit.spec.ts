@@ -1,25 +1,20 @@
 import { createRequire } from 'node:module';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Redis } from 'ioredis';
-import type { DataSource } from 'typeorm';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
+import type { IdentityRepository } from '#libs/identity';
 import {
   REDIS_URL,
-  newTestDatabase,
-  startNats,
+  seedPlatform,
+  startGateway,
+  startIdentityProvider,
   startPrivateRedis,
   startReportingProjection,
+  useTestStack,
   waitFor,
   type PrivateRedis,
-  type ServiceUnderTest,
-  type TestDatabase,
-  type TestNats,
 } from '../support/index.js';
-import { generateTestKey, signIdToken, startGatewayWithOidc, startJwksServer, startTimezoneSettings, type JwksServer, type TestKey } from '../support/oidc.js';
-import type { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
+import { signIdToken, startTimezoneSettings, type JwksServer, type TestKey } from '../support/oidc.js';
 import { CONSUME_SCRIPT, FAILURE_SCRIPT } from '../../apps/gateway/src/rate-limit/rate-limit.scripts.js';
 import { RATE_LIMIT_WINDOW_MS, redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
-import type { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 
 /**
  * The gateway's rate limits against real Redis, two gateway replicas, real NATS, PostgreSQL and
@@ -40,50 +35,44 @@ const LIMITS = {
 };
 const PROBLEM = 'application/problem+json';
 
-let nats: TestNats;
-let db: TestDatabase;
+const stack = useTestStack();
 let jwks: JwksServer;
 let signingKey: TestKey;
-let reporting: ServiceUnderTest<ReportingProjectionEnv>;
-let timezone: ServiceUnderTest<TimezoneSettingsEnv>;
-let gateway1: NestFastifyApplication;
-let gateway2: NestFastifyApplication;
 let base1: string;
 let base2: string;
-let dataSource: DataSource;
 let identity: IdentityRepository;
 
+/** A gateway replica with LIMITS and `extra` (ended with the stack, or by close()). */
+const startLimited = (extra: Record<string, string> = {}) => startGateway(stack, { jwksUrl: jwks.url, extra: { ...LIMITS, ...extra } });
+
 beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-  signingKey = await generateTestKey('RS256');
-  jwks = await startJwksServer([signingKey]);
-  reporting = await startReportingProjection({ natsUrl: nats.url, databaseUrl: db.url, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000 });
-  timezone = await startTimezoneSettings({ natsUrl: nats.url, databaseUrl: db.url });
-  ({ app: gateway1, base: base1 } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url, extra: LIMITS }));
-  ({ app: gateway2, base: base2 } = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url, extra: LIMITS }));
-  dataSource = createIdentityDataSource(db.url, 2, 'rate-limit-test');
-  await dataSource.initialize();
-  identity = new IdentityRepository(dataSource);
-  await identity.createPlatform('agent_rl_a', 'uid_rl_a');
-  await identity.createPlatform('agent_rl_b', 'uid_rl_b');
+  ({ jwks, key: signingKey } = await startIdentityProvider(stack));
+  stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 3_600_000 }));
+  stack.track(await startTimezoneSettings(stack.urls));
+  ({ base: base1 } = await startLimited());
+  ({ base: base2 } = await startLimited());
+  ({ identity } = await seedPlatform(stack, 'agent_rl_a', { owner: 'uid_rl_a', keys: [] }));
+  await seedPlatform(stack, 'agent_rl_b', { owner: 'uid_rl_b', keys: [] });
 });
 
-afterAll(async () => {
-  await gateway1?.close();
-  await gateway2?.close();
-  await timezone?.close();
-  await reporting?.close();
-  if (dataSource?.isInitialized) await dataSource.destroy();
-  await jwks?.close();
-  await nats?.stop();
-  await db?.drop();
-});
+/** In a describe block: a private Redis and a gateway replica using it with LIMITS and `extra`. */
+function useGatewayWithOwnRedis(extra: Record<string, string>): { readonly base: string; readonly redis: PrivateRedis } {
+  const state = {} as { base: string; redis: PrivateRedis; close(): Promise<void> };
+  beforeAll(async () => {
+    state.redis = await startPrivateRedis();
+    ({ base: state.base, close: state.close } = await startLimited({ ...extra, REDIS_URL: state.redis.url }));
+  });
+  afterAll(async () => {
+    await state.close?.();
+    await state.redis?.destroy();
+  });
+  return state;
+}
 
 const newKey = async (agent = 'agent_rl_a') => (await identity.createKey(agent, 'live')).api_key;
 
 /** A new key and its bucket's name in Redis (the limiter counts a key by its key id). */
-async function newKeyWithBucket(redisDatabaseUrl = db.url): Promise<{ key: string; bucket: string }> {
+async function newKeyWithBucket(redisDatabaseUrl = stack.db.url): Promise<{ key: string; bucket: string }> {
   const { api_key, key_id } = await identity.createKey('agent_rl_a', 'live');
   return { key: api_key, bucket: `${redisKeyPrefix('ratelimit', redisDatabaseUrl)}:key:${key_id}` };
 }
@@ -236,81 +225,62 @@ describe('failed authentications per client address', () => {
   });
 });
 
-/**
- * A gateway of its own on a private redis-server (which a test may stop; the machine's Redis is
- * never touched), started before the tests of the describe block it is called in, with LIMITS
- * and `extra`.
- */
-function useGatewayOnPrivateRedis(extra: Record<string, string>): { redis: PrivateRedis; base: string } {
-  const stack = {} as { redis: PrivateRedis; base: string; gateway?: NestFastifyApplication };
-  beforeAll(async () => {
-    stack.redis = await startPrivateRedis();
-    const started = await startGatewayWithOidc({ natsUrl: nats.url, databaseUrl: db.url, jwksUrl: jwks.url, extra: { ...LIMITS, ...extra, REDIS_URL: stack.redis.url } });
-    stack.gateway = started.app;
-    stack.base = started.base;
-  });
-  afterAll(async () => {
-    await stack.gateway?.close();
-    await stack.redis?.destroy();
-  });
-  return stack;
-}
-
 describe('with Redis unavailable', () => {
-  const stack = useGatewayOnPrivateRedis({ RATE_LIMIT_PER_KEY_PER_MINUTE: '3' });
+  const replica = useGatewayWithOwnRedis({ RATE_LIMIT_PER_KEY_PER_MINUTE: '3' });
 
   it('fails open: requests pass while Redis is down (counted), and limiting resumes when it returns', async () => {
+    const { base, redis } = replica;
     const key = await newKey();
-    for (let i = 0; i < 3; i++) expectServed(await report(stack.base, key));
-    expect((await report(stack.base, key)).status).toBe(429);
+    for (let i = 0; i < 3; i++) expectServed(await report(base, key));
+    expect((await report(base, key)).status).toBe(429);
 
-    await stack.redis.stop('SIGKILL');
-    const failOpenBefore = await metric(stack.base, 'weave_rate_limit_fail_open_total');
-    for (let i = 0; i < 6; i++) expectServed(await report(stack.base, key));
+    await redis.stop('SIGKILL');
+    const failOpenBefore = await metric(base, 'weave_rate_limit_fail_open_total');
+    for (let i = 0; i < 6; i++) expectServed(await report(base, key));
     // A wrong key is still refused as such (401), never blocked by a limiter that cannot count.
-    expect((await report(stack.base, `sk_live_${'z'.repeat(40)}`)).status).toBe(401);
-    expect(await metric(stack.base, 'weave_rate_limit_fail_open_total')).toBeGreaterThanOrEqual(failOpenBefore + 6);
+    expect((await report(base, `sk_live_${'z'.repeat(40)}`)).status).toBe(401);
+    expect(await metric(base, 'weave_rate_limit_fail_open_total')).toBeGreaterThanOrEqual(failOpenBefore + 6);
 
-    await stack.redis.start();
+    await redis.start();
     // The restarted Redis is empty: the key gets a fresh bucket, and is limited again once it is spent.
-    await waitFor(async () => (await report(stack.base, key)).status === 429, { timeoutMs: 30000, intervalMs: 200, what: 'limiting to resume' });
+    await waitFor(async () => (await report(base, key)).status === 429, { timeoutMs: 30000, intervalMs: 200, what: 'limiting to resume' });
   });
 });
 
 describe('with larger limits (leases)', () => {
   // 4,000 a minute: a replica takes 4 tokens per Redis call (a thousandth of the limit).
   const LEASED_LIMIT = 4000;
-  const stack = useGatewayOnPrivateRedis({ RATE_LIMIT_PER_KEY_PER_MINUTE: String(LEASED_LIMIT) });
+  const replica = useGatewayWithOwnRedis({ RATE_LIMIT_PER_KEY_PER_MINUTE: String(LEASED_LIMIT) });
 
-  const scriptCalls = () => scriptCallsOf(stack.redis.url);
+  const scriptCalls = () => scriptCallsOf(replica.redis.url);
 
   it('serves a lease of tokens without a Redis call per request, and counts every request in the headers', async () => {
     // Loads the script; the lease is used up, so nothing is given back during the count below.
     const warm = await newKey();
-    for (let i = 0; i < 4; i++) expectServed(await report(stack.base, warm));
+    for (let i = 0; i < 4; i++) expectServed(await report(replica.base, warm));
     const key = await newKey();
     const before = await scriptCalls();
     const remaining: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const response = await report(stack.base, key);
+      const response = await report(replica.base, key);
       expectServed(response);
       remaining.push(Number(response.headers.get('ratelimit-remaining')));
     }
     // One Redis call took 4 tokens; the other three requests were served from the lease.
     expect((await scriptCalls()) - before).toBe(1);
     expect(remaining).toEqual([LEASED_LIMIT - 1, LEASED_LIMIT - 2, LEASED_LIMIT - 3, LEASED_LIMIT - 4]);
-    expectServed(await report(stack.base, key));
+    expectServed(await report(replica.base, key));
     expect((await scriptCalls()) - before).toBe(2);
   });
 
   it('gives back the tokens of a lease that expires unused', async () => {
     const { key, bucket } = await newKeyWithBucket();
     // An empty bucket: its TAT (Redis's clock, ms) stays in Redis for the minute it needs to refill.
-    await drain(stack.redis.url, bucket, LEASED_LIMIT);
+    await drain(replica.redis.url, bucket, LEASED_LIMIT);
     await new Promise((resolve) => setTimeout(resolve, 200)); // room for a lease of 4 (one token every 15 ms)
-    const client = new Redis(stack.redis.url);
+    const client = new Redis(replica.redis.url);
     try {
-      expectServed(await report(stack.base, key)); // takes a lease of 4, uses 1
+      expectServed(await report(replica.base, key)); // takes a lease of 4, uses 1
       const leased = Number(await client.get(bucket));
       // The lease lasts a second; the next sweep gives its 3 tokens back: the TAT moves back 3 intervals.
       await waitFor(async () => Number(await client.get(bucket)) < leased, { timeoutMs: 5000, intervalMs: 100, what: 'the unused tokens to be given back' });
@@ -323,37 +293,39 @@ describe('with larger limits (leases)', () => {
 });
 
 describe('without a per-key limit (0): only the address is checked', () => {
-  const stack = useGatewayOnPrivateRedis({ RATE_LIMIT_PER_KEY_PER_MINUTE: '0' });
+  const replica = useGatewayWithOwnRedis({ RATE_LIMIT_PER_KEY_PER_MINUTE: '0' });
 
   it('asks Redis about an address once for a run of requests, not once per request', async () => {
+    const { base, redis } = replica;
     const key = await newKey();
-    expectServed(await report(stack.base, key, { 'x-forwarded-for': '203.0.113.20' })); // loads the script
-    const before = await scriptCallsOf(stack.redis.url);
+    expectServed(await report(base, key, { 'x-forwarded-for': '203.0.113.20' })); // loads the script
+    const before = await scriptCallsOf(redis.url);
     for (let i = 0; i < 5; i++) {
-      const response = await report(stack.base, key, { 'x-forwarded-for': '203.0.113.21' });
+      const response = await report(base, key, { 'x-forwarded-for': '203.0.113.21' });
       expectServed(response);
       // No principal limit: no RateLimit-* headers.
       expect(response.headers.get('ratelimit-limit')).toBeNull();
     }
-    expect((await scriptCallsOf(stack.redis.url)) - before).toBe(1);
+    expect((await scriptCallsOf(redis.url)) - before).toBe(1);
   });
 
   it('refuses an address blocked by failures counted elsewhere (another replica) once its check is renewed', async () => {
+    const { base, redis } = replica;
     const key = await newKey();
     const address = '203.0.113.22';
-    expectServed(await report(stack.base, key, { 'x-forwarded-for': address }));
+    expectServed(await report(base, key, { 'x-forwarded-for': address }));
     // Another replica counted the address's failures: its failure bucket is full in Redis.
-    const client = new Redis(stack.redis.url);
+    const client = new Redis(redis.url);
     try {
-      const failureKey = `${redisKeyPrefix('ratelimit', db.url)}:fail:${address}`;
+      const failureKey = `${redisKeyPrefix('ratelimit', stack.db.url)}:fail:${address}`;
       for (let i = 0; i <= FAILURE_LIMIT; i++) await client.eval(FAILURE_SCRIPT, 1, failureKey, FAILURE_LIMIT, RATE_LIMIT_WINDOW_MS);
     } finally {
       client.disconnect();
     }
-    await waitFor(async () => (await report(stack.base, key, { 'x-forwarded-for': address })).status === 429, { timeoutMs: 10_000, intervalMs: 100, what: 'the blocked address to be refused' });
-    await expectTooMany(await report(stack.base, key, { 'x-forwarded-for': address }), /failed authentication/);
+    await waitFor(async () => (await report(base, key, { 'x-forwarded-for': address })).status === 429, { timeoutMs: 10_000, intervalMs: 100, what: 'the blocked address to be refused' });
+    await expectTooMany(await report(base, key, { 'x-forwarded-for': address }), /failed authentication/);
     // Another address with the same key is served.
-    expectServed(await report(stack.base, key, { 'x-forwarded-for': '203.0.113.23' }));
+    expectServed(await report(base, key, { 'x-forwarded-for': '203.0.113.23' }));
   });
 });
 
@@ -369,19 +341,10 @@ describe('under concurrent load: one lease per principal at a time', () => {
   const LIMIT = 6000;
   const PER_SECOND = LIMIT / 60;
   const SECONDS = 10;
-  let gateway: NestFastifyApplication;
   let base: string;
 
   beforeAll(async () => {
-    ({ app: gateway, base } = await startGatewayWithOidc({
-      natsUrl: nats.url,
-      databaseUrl: db.url,
-      jwksUrl: jwks.url,
-      extra: { ...LIMITS, RATE_LIMIT_PER_KEY_PER_MINUTE: String(LIMIT) },
-    }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
+    ({ base } = await startLimited({ RATE_LIMIT_PER_KEY_PER_MINUTE: String(LIMIT) }));
   });
 
   /**
