@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { SERVICE_PORT_VARIABLES } from '../support/service-envs.js';
 
 /**
  * A service started alone, as Kubernetes starts it (node dist/apps/<service>/src/main.js), with
@@ -6,13 +7,7 @@ import { spawn } from 'node:child_process';
  * the value), no stack trace, nothing on stdout, and exits with status 1 before connecting to
  * anything (the servers named here do not exist).
  */
-const SERVICES = [
-  { name: 'gateway', portVariable: 'PORT' },
-  { name: 'reporting-projection', portVariable: 'REPORTING_HTTP_PORT' },
-  { name: 'payouts-read', portVariable: 'PAYOUTS_HTTP_PORT' },
-  { name: 'timezone-settings', portVariable: 'TIMEZONE_HTTP_PORT' },
-  { name: 'recommendations', portVariable: 'RECOMMENDATIONS_HTTP_PORT' },
-];
+const SERVICES = SERVICE_PORT_VARIABLES;
 
 const SECRET = 'pw-that-must-not-be-printed';
 

@@ -11,3 +11,4 @@ export * from './problems.js';
 export * from './dead-letters.js';
 export * from './property.js';
 export * from './weave-node.js';
+export * from './service-envs.js';

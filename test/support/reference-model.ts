@@ -79,6 +79,20 @@ function inPeriod(timestamp: string, scope: ModelScope): boolean {
   return minute < scope.end.getTime();
 }
 
+/** Every counter of a report at zero. */
+export function zeroCounters(): ModelCounters {
+  return {
+    exposures: 0,
+    clicks: 0,
+    engagements: 0,
+    conversions: 0,
+    earnings_micros: 0,
+    earnings_excluded_recommendations: 0,
+    pending_earnings_recommendations: 0,
+    accounting_review_required: 0,
+  };
+}
+
 export function referenceReport(
   events: ModelEvent[],
   scope: ModelScope,
@@ -145,16 +159,7 @@ export function referenceReport(
   }
 
   // 4. Count the recommendations of the scope created in the period.
-  const counters: ModelCounters = {
-    exposures: 0,
-    clicks: 0,
-    engagements: 0,
-    conversions: 0,
-    earnings_micros: 0,
-    earnings_excluded_recommendations: 0,
-    pending_earnings_recommendations: 0,
-    accounting_review_required: 0,
-  };
+  const counters = zeroCounters();
   for (const [id, recommendation] of recommendations) {
     if (recommendation.agent_id !== scope.agent_id || recommendation.traffic !== scope.traffic) continue;
     if (!inPeriod(recommendation.created_at, scope)) continue;

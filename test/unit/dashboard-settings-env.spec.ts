@@ -1,18 +1,10 @@
 import 'reflect-metadata';
-import { ConfigError, loadEnv } from '#libs/config';
+import { loadEnv } from '#libs/config';
 import { DevIdentityProviderEnv, parseDevAccounts } from '../../apps/dev-identity-provider/src/config/dev-identity-provider.env.js';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
+import { configProblems } from '../support/service-envs.js';
 
 /** The settings `npm start` reads for its development identity provider, and the gateway's dashboard settings. */
-function problems<T extends object>(envClass: new () => T, source: Record<string, string>): string[] {
-  try {
-    loadEnv(envClass, source);
-    return [];
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-}
 
 describe('DevIdentityProviderEnv', () => {
   it('has its documented defaults: port 3900, a generated password, no other account', () => {
@@ -39,12 +31,12 @@ describe('DevIdentityProviderEnv', () => {
     ['an unknown field', '[{"username":"v","sub":"s","admin":true}]', 'DEV_IDP_ACCOUNTS entry 0 has unknown field(s) admin'],
     ['a role that is not a string', '[{"username":"v","sub":"s","role":1}]', 'DEV_IDP_ACCOUNTS entry 0: role must be a string or null'],
   ])('refuses %s with one clear line', (_what, value, message) => {
-    expect(problems(DevIdentityProviderEnv, { DEV_IDP_ACCOUNTS: value })).toEqual([`DEV_IDP_ACCOUNTS: ${message}`]);
+    expect(configProblems(DevIdentityProviderEnv, { DEV_IDP_ACCOUNTS: value })).toEqual([`DEV_IDP_ACCOUNTS: ${message}`]);
   });
 
   it('refuses a short password and a port out of range', () => {
-    expect(problems(DevIdentityProviderEnv, { DEV_IDP_PASSWORD: 'short' }).join('\n')).toMatch(/^DEV_IDP_PASSWORD: /m);
-    expect(problems(DevIdentityProviderEnv, { DEV_IDP_PORT: '70000' }).join('\n')).toMatch(/^DEV_IDP_PORT: /m);
+    expect(configProblems(DevIdentityProviderEnv, { DEV_IDP_PASSWORD: 'short' }).join('\n')).toMatch(/^DEV_IDP_PASSWORD: /m);
+    expect(configProblems(DevIdentityProviderEnv, { DEV_IDP_PORT: '70000' }).join('\n')).toMatch(/^DEV_IDP_PORT: /m);
   });
 });
 
@@ -57,9 +49,9 @@ describe('GatewayEnv: the dashboard settings', () => {
   });
 
   it('takes DASHBOARD_CONNECT_SRC as http(s) origins only', () => {
-    expect(problems(GatewayEnv, { DASHBOARD_CONNECT_SRC: 'https://a.example, http://127.0.0.1:8080' })).toEqual([]);
+    expect(configProblems(GatewayEnv, { DASHBOARD_CONNECT_SRC: 'https://a.example, http://127.0.0.1:8080' })).toEqual([]);
     for (const bad of ['https://a.example/path', 'ftp://a.example', 'a.example', "https://a.example 'unsafe-inline'"]) {
-      expect({ bad, problems: problems(GatewayEnv, { DASHBOARD_CONNECT_SRC: bad }) }).toEqual({
+      expect({ bad, problems: configProblems(GatewayEnv, { DASHBOARD_CONNECT_SRC: bad }) }).toEqual({
         bad,
         problems: ['DASHBOARD_CONNECT_SRC: DASHBOARD_CONNECT_SRC must be http(s) origins (scheme://host[:port]), comma separated'],
       });

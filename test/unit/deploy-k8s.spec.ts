@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { getMetadataStorage } from 'class-validator';
 import { ConfigError, cidrList, loadEnv } from '#libs/config';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
@@ -12,10 +11,8 @@ import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import YAML from 'yaml';
 import { Durables, Streams } from '#libs/contracts';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
-import { RecommendationsEnv } from '../../apps/recommendations/src/config/recommendations.env.js';
 import { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
-import { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
+import { SERVICE_ENVS, declaredVariables } from '../support/service-envs.js';
 
 /**
  * Renders every overlay of deploy/k8s with `kubectl kustomize` ($KUBECTL when set: .ci/run
@@ -29,13 +26,7 @@ const root = process.cwd();
 const KUBECTL = process.env.KUBECTL || 'kubectl';
 const OVERLAYS = ['dev', 'prod'] as const;
 
-const SERVICES = {
-  gateway: { env: GatewayEnv, portVar: 'PORT', port: 3000 },
-  'reporting-projection': { env: ReportingProjectionEnv, portVar: 'REPORTING_HTTP_PORT', port: 3101 },
-  'payouts-read': { env: PayoutsReadEnv, portVar: 'PAYOUTS_HTTP_PORT', port: 3102 },
-  'timezone-settings': { env: TimezoneSettingsEnv, portVar: 'TIMEZONE_HTTP_PORT', port: 3103 },
-  recommendations: { env: RecommendationsEnv, portVar: 'RECOMMENDATIONS_HTTP_PORT', port: 3104 },
-} as const;
+const SERVICES = SERVICE_ENVS;
 const SECRET_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'TRACKING_SIGNING_SECRET', 'OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'NATS_PASSWORD'];
 /** DESIGN §2's table. */
 const DESIGN_VARIABLES = [
@@ -119,10 +110,6 @@ function render(overlay: string): K8sObject[] {
   return YAML.parseAllDocuments(output)
     .map((doc) => doc.toJS() as K8sObject | null)
     .filter((o): o is K8sObject => o !== null);
-}
-
-function declaredVariables(envClass: new () => object): Set<string> {
-  return new Set(getMetadataStorage().getTargetValidationMetadatas(envClass, '', true, false).map((m) => m.propertyName));
 }
 
 // ───────────── NetworkPolicies: which pods a selector picks, what a pod may reach ─────────────

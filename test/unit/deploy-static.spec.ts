@@ -3,13 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019.js';
 import addFormats from 'ajv-formats';
-import { getMetadataStorage } from 'class-validator';
 import YAML from 'yaml';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.env.js';
-import { RecommendationsEnv } from '../../apps/recommendations/src/config/recommendations.env.js';
-import { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
-import { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
+import { SERVICE_ENVS, declaredVariables } from '../support/service-envs.js';
 
 /**
  * Static checks of the container build (no Docker engine runs here): hadolint-style rules on
@@ -22,18 +18,8 @@ const root = process.cwd();
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 
 /** Each service, the variable that sets its HTTP port and that port's default. */
-const SERVICES = {
-  gateway: { env: GatewayEnv, portVar: 'PORT', port: 3000 },
-  'reporting-projection': { env: ReportingProjectionEnv, portVar: 'REPORTING_HTTP_PORT', port: 3101 },
-  'payouts-read': { env: PayoutsReadEnv, portVar: 'PAYOUTS_HTTP_PORT', port: 3102 },
-  'timezone-settings': { env: TimezoneSettingsEnv, portVar: 'TIMEZONE_HTTP_PORT', port: 3103 },
-  recommendations: { env: RecommendationsEnv, portVar: 'RECOMMENDATIONS_HTTP_PORT', port: 3104 },
-} as const;
+const SERVICES = SERVICE_ENVS;
 type ServiceName = keyof typeof SERVICES;
-
-function declaredVariables(envClass: new () => object): Set<string> {
-  return new Set(getMetadataStorage().getTargetValidationMetadatas(envClass, '', true, false).map((m) => m.propertyName));
-}
 
 // ───────────────────────────── Dockerfile ─────────────────────────────
 

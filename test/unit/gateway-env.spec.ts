@@ -1,17 +1,10 @@
 import 'reflect-metadata';
-import { ConfigError, cidrList, isCidr, loadEnv } from '#libs/config';
+import { cidrList, isCidr, loadEnv } from '#libs/config';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
+import { configProblems } from '../support/service-envs.js';
 
 /** The gateway's settings of issue 12: tracking secret, link TTL, per-address tracking limit, trusted proxies. */
-function problems(source: Record<string, string>): string[] {
-  try {
-    loadEnv(GatewayEnv, source);
-    return [];
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-}
+const problems = (source: Record<string, string>): string[] => configProblems(GatewayEnv, source);
 
 describe('GatewayEnv (issue 12)', () => {
   it('holds no tracking secret by default, and the new settings have their documented defaults', () => {

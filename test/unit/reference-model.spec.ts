@@ -1,4 +1,4 @@
-import { referenceReport, type ModelEvent } from '../support/reference-model.js';
+import { referenceReport, zeroCounters, type ModelEvent } from '../support/reference-model.js';
 
 type Kind = Extract<ModelEvent, { type: 'recommendation' }>['kind'];
 let sequence = 0;
@@ -46,17 +46,7 @@ const scope = {
   end: new Date('2024-11-04T00:00:00Z'),
 };
 
-const zero = {
-  exposures: 0,
-  clicks: 0,
-  engagements: 0,
-  conversions: 0,
-  earnings_micros: 0,
-  earnings_excluded_recommendations: 0,
-  pending_earnings_recommendations: 0,
-  accounting_review_required: 0,
-  reconciled_through: null,
-};
+const zero = { ...zeroCounters(), reconciled_through: null };
 
 describe('referenceReport', () => {
   it('returns zeros and no watermark for an empty stream', () => {
