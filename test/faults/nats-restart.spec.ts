@@ -1,17 +1,10 @@
-import {
-  waitFor,
-  type PrivatePostgres,
-  type PrivateRedis,
-  type TestNats,
-} from '../support/index.js';
+import { waitFor } from '../support/index.js';
 import { consumerState, waitCaughtUp } from './support/consumer.js';
-import { deadLetters } from './support/dead-letters.js';
 import { report } from './support/figures.js';
-import { compareWithModel, modelRows, readModelRows } from './support/model-comparison.js';
-import type { Producer } from './support/producer.js';
+import { compareWithModel, expectAgreesWithModel } from './support/model-comparison.js';
 import { allScopes, registerScopes, reportsPublishedAfter } from './support/reports.js';
-import { startFaultServers, stopFaultServers } from './support/servers.js';
-import { startService, type ServiceProcess } from './support/services.js';
+import { useFaultServers } from './support/servers.js';
+import { startService } from './support/services.js';
 import { buildWorkload } from './support/workload.js';
 import { Streams } from '#libs/contracts';
 import type { ModelEvent } from '../support/reference-model.js';
@@ -26,31 +19,15 @@ const EVENTS = 60_000;
 const AGENTS = ['agent_n1', 'agent_n2', 'agent_n3'];
 const SEED = Number(process.env.FAULTS_SEED ?? 7004);
 
-let postgres: PrivatePostgres;
-let nats: TestNats;
-let redis: PrivateRedis;
-let producer: Producer;
-let service: ServiceProcess | undefined;
-let databaseUrl: string;
+const stack = useFaultServers();
 /** Everything acknowledged across this file's tests: the reports cover it all. */
 const ackedSoFar: ModelEvent[] = [];
 
-beforeAll(async () => {
-  ({ postgres, nats, redis, producer } = await startFaultServers());
-});
-
-afterAll(() => stopFaultServers({ postgres, nats, redis, producer }, [service]));
-
 describe('fault: NATS restarted mid-ingest', () => {
   it('loses nothing acknowledged; the service reconnects on its own; totals exact', async () => {
-    databaseUrl = postgres.url('weave');
-    service = await startService('reporting-projection', {
-      NATS_URL: nats.url,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redis.url,
-      REPORTING_PUBLISH_INTERVAL_MS: 1000,
-      INGEST_BATCH_SIZE: 500,
-    });
+    const { nats, producer } = stack;
+    const service = await startService('reporting-projection', { ...stack.env, REPORTING_PUBLISH_INTERVAL_MS: 1000, INGEST_BATCH_SIZE: 500 });
+    stack.services.push(service);
     const workload = buildWorkload({ seed: SEED, targetEvents: EVENTS, agents: AGENTS });
     const scopes = allScopes(AGENTS);
     await registerScopes(producer.connection, scopes);
@@ -97,10 +74,7 @@ describe('fault: NATS restarted mid-ingest', () => {
     // The same process, never restarted, lost its connection and came back by itself.
     expect(service.running()).toBe(true);
     expect(service.output()).toMatch(/NATS (disconnect|reconnect)/);
-    expect(comparison.mismatches).toEqual([]);
-    expect(comparison.totals.exposures).toBeGreaterThan(5_000);
-    expect(await readModelRows(databaseUrl)).toEqual(modelRows(published.acked));
-    expect(await deadLetters(producer.connection, producer.manager)).toEqual([]);
+    await expectAgreesWithModel(stack, comparison, published.acked, 5_000);
     expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
   }, 300_000);
 
@@ -109,6 +83,7 @@ describe('fault: NATS restarted mid-ingest', () => {
     // it expires. Frozen, the server sends no heartbeats, so the client ends the fetch with
     // "heartbeats missed"; the messages it received must still be applied and acked, not held
     // unacked until the consumer's ack_wait (60 s) brings them back.
+    const { nats, producer, services: [service] } = stack;
     const workload = buildWorkload({ seed: SEED + 1, targetEvents: 300, agents: AGENTS });
     const published = await producer.publish(workload, { concurrency: 32 });
     ackedSoFar.push(...published.acked);
@@ -124,11 +99,10 @@ describe('fault: NATS restarted mid-ingest', () => {
     report('NATS frozen for 3 s with a fetch open', {
       events: published.stored,
       caughtUpAfterThawMs: caughtUp.getTime() - thawedAt,
-      fetchEndedEarly: (service!.output().match(/fetch ended early/g) ?? []).length,
+      fetchEndedEarly: (service.output().match(/fetch ended early/g) ?? []).length,
       mismatches: comparison.mismatches.length,
     });
-    expect(comparison.mismatches).toEqual([]);
-    expect(await readModelRows(databaseUrl)).toEqual(modelRows(ackedSoFar));
-    expect(service!.running()).toBe(true);
+    await expectAgreesWithModel(stack, comparison, ackedSoFar);
+    expect(service.running()).toBe(true);
   }, 120_000);
 });

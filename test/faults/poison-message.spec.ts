@@ -1,18 +1,12 @@
 import pg from 'pg';
-import {
-  waitFor,
-  type PrivatePostgres,
-  type PrivateRedis,
-  type TestNats,
-} from '../support/index.js';
+import { waitFor } from '../support/index.js';
 import { consumerState, waitCaughtUp } from './support/consumer.js';
 import { deadLetters } from './support/dead-letters.js';
 import { report } from './support/figures.js';
 import { compareWithModel } from './support/model-comparison.js';
-import type { Producer } from './support/producer.js';
 import { allScopes, registerScopes, reportsPublishedAfter } from './support/reports.js';
-import { startFaultServers, stopFaultServers } from './support/servers.js';
-import { startService, type ServiceProcess } from './support/services.js';
+import { useFaultServers } from './support/servers.js';
+import { startService } from './support/services.js';
 import { buildWorkload } from './support/workload.js';
 
 /**
@@ -29,30 +23,14 @@ const MAX_DELIVERIES = 6;
 const AGENTS = ['agent_x1', 'agent_x2'];
 const SEED = Number(process.env.FAULTS_SEED ?? 7008);
 
-let postgres: PrivatePostgres;
-let nats: TestNats;
-let redis: PrivateRedis;
-let producer: Producer;
-let service: ServiceProcess | undefined;
-
-beforeAll(async () => {
-  ({ postgres, nats, redis, producer } = await startFaultServers());
-});
-
-afterAll(() => stopFaultServers({ postgres, nats, redis, producer }, [service]));
+const stack = useFaultServers();
 
 describe('fault: a poison message', () => {
   it('is dead-lettered after a bounded number of deliveries and never blocks the messages behind it', async () => {
-    const databaseUrl = postgres.url('weave');
-    service = await startService('reporting-projection', {
-      NATS_URL: nats.url,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redis.url,
-      REPORTING_PUBLISH_INTERVAL_MS: 1000,
-      INGEST_BATCH_SIZE: 200,
-      INGEST_MAX_DELIVERIES: MAX_DELIVERIES,
-    });
-    const admin = new pg.Client({ connectionString: databaseUrl });
+    const { producer } = stack;
+    const service = await startService('reporting-projection', { ...stack.env, REPORTING_PUBLISH_INTERVAL_MS: 1000, INGEST_BATCH_SIZE: 200, INGEST_MAX_DELIVERIES: MAX_DELIVERIES });
+    stack.services.push(service);
+    const admin = new pg.Client({ connectionString: stack.databaseUrl });
     await admin.connect();
     try {
       await admin.query(`

@@ -1,6 +1,9 @@
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import { REPORT_COUNTERS, type Report } from '#libs/contracts';
 import { referenceReport, type ModelEvent } from '../../support/reference-model.js';
+import { deadLetters } from './dead-letters.js';
 
 // Published reports and read-model rows against the reference model of the acknowledged events.
 
@@ -100,4 +103,22 @@ export function modelRows(acked: ModelEvent[]): { recommendations: number; entri
     else if (event.type === 'accounting') entries.add(event.entry_id);
   }
   return { recommendations: recommendations.size, entries: entries.size };
+}
+
+/**
+ * The end state every fault must leave: no report differs from the reference model of the
+ * acknowledged events (and, with `minExposures`, the reports counted more than that many
+ * exposures, so real numbers were compared), the read model holds exactly the model's rows, and
+ * nothing was dead-lettered.
+ */
+export async function expectAgreesWithModel(
+  stack: { producer: { connection: NatsConnection; manager: JetStreamManager }; databaseUrl: string },
+  comparison: Comparison,
+  acked: ModelEvent[],
+  minExposures?: number,
+): Promise<void> {
+  expect(comparison.mismatches).toEqual([]);
+  if (minExposures !== undefined) expect(comparison.totals.exposures).toBeGreaterThan(minExposures);
+  expect(await readModelRows(stack.databaseUrl)).toEqual(modelRows(acked));
+  expect(await deadLetters(stack.producer.connection, stack.producer.manager)).toEqual([]);
 }
