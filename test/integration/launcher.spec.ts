@@ -8,7 +8,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { REPORT_COUNTERS } from '#libs/contracts';
 import { probeNats, probePostgres, probeRedis } from '#libs/servers';
-import { REDIS_URL, freePort, newTestDatabase, startNats, waitFor, type TestDatabase, type TestNats } from '../support/index.js';
+import { REDIS_URL, freePort, useTestStack, waitFor } from '../support/index.js';
 
 /**
  * `npm start` (DESIGN §2): scripts/start-all.mjs runs every built service as its own process
@@ -119,23 +119,12 @@ afterEach(async () => {
 });
 
 describe('scripts/start-all.mjs with the servers running', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-
-  beforeAll(async () => {
-    nats = await startNats();
-    db = newTestDatabase();
-  });
-
-  afterAll(async () => {
-    await db?.drop();
-    await nats?.stop();
-  });
+  const stack = useTestStack();
 
   async function environment(): Promise<{ env: Record<string, string>; ports: Record<string, number> }> {
     const env: Record<string, string> = {
-      NATS_URL: nats.url,
-      DATABASE_URL: db.url,
+      NATS_URL: stack.nats.url,
+      DATABASE_URL: stack.db.url,
       REDIS_URL,
       HOST: '127.0.0.1',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
@@ -167,7 +156,7 @@ describe('scripts/start-all.mjs with the servers running', () => {
     // The dashboard's URL only once it is built (npm run build:dashboard).
     const dashboard = existsSync(join(ROOT, 'dist', 'dashboard')) ? `  dashboard ${api}/dashboard/` : '';
     expect(readyLines).toEqual([`ready: API ${api}  docs ${api}/docs  metrics ${api}/metrics${dashboard}`]);
-    expect(run.output()).toContain(`NATS: using the server at ${nats.url}`);
+    expect(run.output()).toContain(`NATS: using the server at ${stack.nats.url}`);
     // No OIDC settings: the development identity provider runs, the demo platform exists, the
     // gateway trusts the provider and tells the dashboard about it; the sign-in line follows the ready line.
     const issuer = `http://127.0.0.1:${ports.idp}`;

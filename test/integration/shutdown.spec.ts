@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { freePort, newTestDatabase, startNats, waitFor, REDIS_URL, type TestDatabase, type TestNats } from '../support/index.js';
+import { freePort, useTestStack, waitFor, REDIS_URL } from '../support/index.js';
 
 /**
  * Each service, run as Kubernetes runs it (node dist/apps/<service>/src/main.js), stops on
@@ -15,24 +15,13 @@ const SERVICES = [
   { name: 'timezone-settings', portVariable: 'TIMEZONE_HTTP_PORT' },
 ];
 
-let nats: TestNats;
-let db: TestDatabase;
-
-beforeAll(async () => {
-  nats = await startNats();
-  db = newTestDatabase();
-});
-
-afterAll(async () => {
-  await nats?.stop();
-  await db?.drop();
-});
+const stack = useTestStack();
 
 describe.each(SERVICES)('$name on SIGTERM', ({ name, portVariable }) => {
   it('shuts down on its own, before the shutdown deadline', async () => {
     const port = await freePort();
     const child = spawn(process.execPath, [`dist/apps/${name}/src/main.js`], {
-      env: { ...process.env, NATS_URL: nats.url, DATABASE_URL: db.url, REDIS_URL, HOST: '127.0.0.1', [portVariable]: String(port), LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '10000' },
+      env: { ...process.env, NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url, REDIS_URL, HOST: '127.0.0.1', [portVariable]: String(port), LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '10000' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
