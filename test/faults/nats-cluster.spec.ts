@@ -45,6 +45,8 @@ const ackedSoFar: ModelEvent[] = [];
 const messageIdsSoFar = new Set<string>();
 let stopPolling: (() => Promise<void>) | undefined;
 let storedSoFar = 0;
+// Publishes retried after a timeout or a lost leader: each may have been stored once more.
+let retriesSoFar = 0;
 
 beforeAll(async () => {
   [cluster, postgres, redis] = await Promise.all([startNatsCluster(3), startPrivatePostgres(), startPrivateRedis()]);
@@ -193,6 +195,7 @@ async function killMidIngest(scenario: string, seed: number, agents: string[], v
   const publishedAfterRestartMs = Date.now() - killedAt - downMs;
   for (const event of published.acked) ackedSoFar.push(event);
   storedSoFar += published.stored;
+  retriesSoFar += published.retries;
   const caughtUp = await waitCaughtUp(admin.manager, { expectStored: storedSoFar });
   time.lap('publish and catch up');
   await waitAllReplicasCurrent(admin.manager, Streams.events);
@@ -240,10 +243,12 @@ async function killMidIngest(scenario: string, seed: number, agents: string[], v
     laps: time.laps,
   });
 
-  // Every message id is in the stream, on all three replicas, and nothing but what the producer
-  // saw acknowledged as new. JetStream 2.9 may store a retry again after a leader change
-  // (nats-io/nats-server#6415): the projection's own idempotence must absorb it.
-  expect(stream.state.messages).toBe(storedSoFar);
+  // Every message id is in the stream, on all three replicas: what the producer saw acknowledged
+  // as new, and at most one more copy per retried publish. JetStream 2.9 may store a retry again
+  // when the first attempt was stored but its PubAck was lost, or across a leader change
+  // (nats-io/nats-server#6415): the projection's own idempotence must absorb it (checked below).
+  expect(stream.state.messages).toBeGreaterThanOrEqual(storedSoFar);
+  expect(stream.state.messages).toBeLessThanOrEqual(storedSoFar + retriesSoFar);
   expect(stream.state.messages).toBeGreaterThanOrEqual(messageIdsSoFar.size);
   expect(stream.cluster?.replicas?.map((r) => r.name).concat(stream.cluster.leader ?? '').sort()).toEqual(['n1', 'n2', 'n3']);
   // Every acknowledged event counted exactly once in every report, and once in the read model.
