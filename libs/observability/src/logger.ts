@@ -29,7 +29,12 @@ export const REDACTED_PATHS = [
   'TRACKING_SIGNING_SECRET_PREVIOUS',
 ];
 
-/** `destination` defaults to stdout; tests pass a stream to read what would be written. */
+/**
+ * `destination` defaults to stdout, written synchronously: pino's default asynchronous stdout only
+ * flushes on 'exit', which a process ending by the SIGTERM Nest re-raises after its shutdown hooks
+ * never emits, so the last lines ("shutting down", errors while closing) were lost whenever
+ * closing finished first. The services log a few lines a second at most; tests pass a stream.
+ */
 export function createLogger(service: string, level = 'info', destination?: NodeJS.WritableStream): Logger {
   const options = {
     level,
@@ -38,7 +43,7 @@ export function createLogger(service: string, level = 'info', destination?: Node
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }
 
 /** Lets Nest's own messages go through the same structured logger. */
