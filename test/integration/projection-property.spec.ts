@@ -11,7 +11,7 @@ import { SeriesBuilder } from '../../apps/reporting-projection/src/publication/s
 import { SeriesQueryRepository } from '../../apps/reporting-projection/src/publication/series-query.repository.js';
 import { SnapshotBuilder } from '../../apps/reporting-projection/src/publication/snapshot-builder.service.js';
 import { reportPeriod } from '../../apps/reporting-projection/src/rules/periods.js';
-import { newTestDatabase, type TestDatabase } from '../support/index.js';
+import { deliveryPlan, newTestDatabase, type TestDatabase } from '../support/index.js';
 import { referenceReport, type ModelEvent } from '../support/reference-model.js';
 import { ReferenceCalendar, referenceSeries } from '../support/reference-series.js';
 
@@ -127,27 +127,6 @@ function buildEvents(s: Scenario): { subject: string; event: ModelEvent }[] {
   return events;
 }
 
-/** Deterministic shuffle, duplication, batching and redelivery from the scenario's seed. */
-function deliveries(messages: InboundMessage[], seed: number): InboundMessage[][] {
-  let state = seed >>> 0 || 1;
-  const random = () => ((state = (state * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-  const arrival = [...messages];
-  for (let i = arrival.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [arrival[i], arrival[j]] = [arrival[j], arrival[i]];
-  }
-  for (const message of messages) if (random() < 0.3) arrival.splice(Math.floor(random() * arrival.length), 0, { ...message, deliveries: 2 });
-  const batches: InboundMessage[][] = [];
-  for (let i = 0; i < arrival.length; ) {
-    const size = 1 + Math.floor(random() * 6);
-    batches.push(arrival.slice(i, i + size));
-    i += size;
-  }
-  // Redeliver a few whole batches later, as after an ack that never reached the server.
-  for (let i = 0; i < 2 && batches.length > 0; i++) batches.push(batches[Math.floor(random() * batches.length)]);
-  return batches;
-}
-
 /** Events in the order the projection first applied them: batch by batch, by sequence inside one. */
 function firstApplicationOrder(batches: InboundMessage[][], bySequence: Map<number, ModelEvent>): ModelEvent[] {
   const seen = new Set<number>();
@@ -200,7 +179,7 @@ describe('projection property: any arrival order gives the reference report', ()
           const { type: _type, kind: _kind, ...payload } = event as ModelEvent & { kind?: string };
           return { subject, data: encoder.encode(JSON.stringify(payload)), sequence: i + 1, deliveries: 1 };
         });
-        const batches = deliveries(messages, s.seed);
+        const batches = deliveryPlan(messages, s.seed);
         const projection = new ProjectionService(new ProjectionRepository(dataSource), s.partitions);
         for (const batch of batches) {
           const outcomes = await projection.applyBatch(batch);
