@@ -1,6 +1,6 @@
 import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
-import { Durables, RpcSubjects, Streams, type ReportReply } from '#libs/contracts';
+import { BroadcastSubjects, Durables, RpcSubjects, Streams, encodeReportsPublished, type ReportReply } from '#libs/contracts';
 import { NatsRpcClient } from '#libs/nats';
 import { DataSource } from 'typeorm';
 import {
@@ -81,6 +81,38 @@ describe('reporting-projection', () => {
     }, { timeoutMs: 15000, what: 'lag and report age metrics' });
     expect(metrics).toMatch(/weave_events_applied_total\{[^}]*kind="shown"[^}]*\} [1-9]/);
     expect(metrics).toMatch(/weave_publication_seconds_count\{[^}]*outcome="published"[^}]*\} [1-9]/);
+  });
+
+  it("keeps its cached reports across another scope's preparation, and drops one scope's on its announcement and all on a cycle's", async () => {
+    const db = service.app.get(DataSource);
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 300)); // the announcement reaches this replica
+    const exposuresOf = async (agent: string) => ((await ask(agent, 'live', '7d')) as { exposures?: number }).exposures;
+    const setExposures = (agent: string, exposures: number) =>
+      db.query(`UPDATE reporting.report_snapshot SET exposures = $2 WHERE agent_id = $1 AND traffic = 'live' AND time_range = '7d'`, [agent, exposures]);
+    const prepared = (agent: string) =>
+      waitFor(async () => ((await ask(agent, 'live', '7d')).status !== 'preparing' ? true : undefined), { what: `${agent} 7d prepared` });
+
+    await prepared('agent_cache_a');
+    await settle();
+    expect(await exposuresOf('agent_cache_a')).toBe(0); // read once more after its announcement: now kept
+    await setExposures('agent_cache_a', 4242);
+    expect(await exposuresOf('agent_cache_a')).toBe(0); // from memory, not the table
+
+    // Another platform's first preparation announces its scope alone: agent_cache_a stays cached.
+    await prepared('agent_cache_b');
+    await settle();
+    expect(await exposuresOf('agent_cache_a')).toBe(0);
+
+    // Its own scope announced: dropped, read again.
+    producer.connection.publish(BroadcastSubjects.reportsPublished, encodeReportsPublished({ agent_id: 'agent_cache_a', traffic: 'live', time_range: '7d' }));
+    await waitFor(async () => ((await exposuresOf('agent_cache_a')) === 4242 ? true : undefined), { what: 'scope dropped by its announcement' });
+
+    // A cycle (empty body) drops everything.
+    await setExposures('agent_cache_a', 4343);
+    await setExposures('agent_cache_b', 77);
+    expect(await exposuresOf('agent_cache_a')).toBe(4242);
+    producer.connection.publish(BroadcastSubjects.reportsPublished, new Uint8Array());
+    await waitFor(async () => ((await exposuresOf('agent_cache_a')) === 4343 && (await exposuresOf('agent_cache_b')) === 77 ? true : undefined), { what: 'all dropped by a cycle' });
   });
 
   it('dead-letters invalid and conflicting events with the reason, and keeps consuming', async () => {

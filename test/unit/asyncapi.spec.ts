@@ -74,7 +74,7 @@ const CODE_SUBJECTS: Record<string, string | null> = {
   [deadLetterSubject('{originalSubject}')]: null,
   [SettingsSubjects.timezoneChanged]: 'TimezoneChangedEventDto',
   [BroadcastSubjects.identityChanged]: 'IdentityChangedMessage',
-  [BroadcastSubjects.reportsPublished]: null,
+  [BroadcastSubjects.reportsPublished]: 'ReportsPublishedMessage',
   [BroadcastSubjects.payoutsChanged]: 'PayoutsChangedMessage',
   [RpcSubjects.reportGet]: 'ReportRequestDto',
   [RpcSubjects.seriesGet]: 'SeriesRequestDto',

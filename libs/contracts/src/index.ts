@@ -1,5 +1,6 @@
 export * from './subjects.js';
 export * from './payouts-changed.js';
+export * from './reports-published.js';
 export * from './validators.js';
 export * from './recommendation-event.dto.js';
 export * from './accounting-event.dto.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LOGGER } from '#libs/bootstrap';
 import { BroadcastCache } from '#libs/cache';
-import { BroadcastSubjects, type SeriesRequestDto } from '#libs/contracts';
+import { BroadcastSubjects, decodeReportsPublished, type SeriesRequestDto } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
@@ -20,8 +20,9 @@ const MAX_ENTRIES = 20_000;
  * The gateway's cache of series replies (a 90-day daily series is about 15 kB of JSON): a hot
  * series is neither asked of reporting-projection over NATS nor copied through NATS for every
  * request. Keyed by platform (from the credential), traffic, range and granularity; only ready
- * replies are kept, never a 202. Every publication is announced on `reporting.v1.published`
- * and drops everything (a fetch in flight across it is not kept), as does a NATS disconnect or
+ * replies are kept, never a 202. Every publication is announced on `reporting.v1.published`:
+ * a cycle drops everything, a scope's first preparation drops that platform's series (a fetch in
+ * flight across either is not kept), as does a NATS disconnect or
  * reconnect; entries live SERIES_CACHE_TTL_MS at most; SERIES_CACHE_MAX_BYTES bounds the memory
  * (0: no cache).
  */
@@ -39,7 +40,10 @@ export class SeriesReplyCache extends BroadcastCache<Buffer> implements OnModule
       },
       {
         subject: BroadcastSubjects.reportsPublished,
-        scopesOf: () => ({ flush: 'published' }),
+        scopesOf: (data) => {
+          const scope = decodeReportsPublished(data);
+          return scope ? [scope.agent_id] : { flush: 'published' };
+        },
         onFlush: (_cause, error) => {
           if (error) logger.warn({ err: error.message }, 'publication broadcast subscription error; relying on the series cache TTL');
         },

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { BroadcastSubjects, Durables, Streams } from '#libs/contracts';
+import { BroadcastSubjects, Durables, Streams, encodeReportsPublished, type ReportsPublishedMessage, type Traffic } from '#libs/contracts';
 import { LOGGER } from '#libs/bootstrap';
 import { NatsClient } from '#libs/nats';
 import { counter, gauge, histogram, type Logger } from '#libs/observability';
@@ -12,7 +12,7 @@ import { SeriesSnapshotRepository } from './series-snapshot.repository.js';
 import type { SeriesScopeRef, SeriesSnapshot } from './series-snapshot.js';
 import { SnapshotBuilder } from './snapshot-builder.service.js';
 import { SnapshotRepository } from './snapshot.repository.js';
-import type { ScopeRef, Snapshot } from './snapshot.js';
+import { reportScopeKey, type ScopeRef, type Snapshot } from './snapshot.js';
 
 const PUBLICATION_LOCK = 'reporting:publication';
 
@@ -185,7 +185,7 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
    */
   prepare(scope: ScopeRef): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    const key = `${scope.agentId}\u0000${scope.traffic}\u0000${scope.timeRange}`;
+    const key = reportScopeKey(scope);
     const current = this.preparing.get(key);
     if (current) {
       current.queued ??= current.running.then(() => this.runPreparation(key, scope));
@@ -212,7 +212,7 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
       await this.snapshots.save(snapshots, runner.manager);
       await this.series.save(series, runner.manager);
       await runner.commitTransaction();
-      this.announce();
+      this.announce({ agent_id: scope.agentId, traffic: scope.traffic as Traffic, time_range: scope.timeRange });
     } catch (error) {
       if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
       this.logger.warn({ err: error, scope }, 'first preparation failed; the next cycle will publish it');
@@ -223,10 +223,10 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
     }
   }
 
-  /** Tells every replica to drop cached snapshots. */
-  private announce(): void {
+  /** Tells every replica to drop cached snapshots: all of them after a cycle, one scope's after its preparation. */
+  private announce(scope?: ReportsPublishedMessage): void {
     try {
-      this.nats.connection.publish(BroadcastSubjects.reportsPublished, new Uint8Array());
+      this.nats.connection.publish(BroadcastSubjects.reportsPublished, encodeReportsPublished(scope));
     } catch (error) {
       this.logger.warn({ err: error }, 'could not announce the publication');
     }

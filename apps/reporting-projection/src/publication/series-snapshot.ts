@@ -1,4 +1,5 @@
 import type { SeriesBucket, SeriesGranularity, TimeRange } from '#libs/contracts';
+import { reportScopeKey } from './snapshot.js';
 
 /** A registered series: one (platform, traffic, time range, granularity). */
 export interface SeriesScopeRef {
@@ -19,4 +20,4 @@ export interface SeriesSnapshot extends SeriesScopeRef {
   buckets: SeriesBucket[];
 }
 
-export const seriesScopeKey = (scope: SeriesScopeRef) => `${scope.agentId}\u0000${scope.traffic}\u0000${scope.timeRange}\u0000${scope.granularity}`;
+export const seriesScopeKey = (scope: SeriesScopeRef) => `${reportScopeKey(scope)}\u0000${scope.granularity}`;

@@ -20,3 +20,6 @@ export interface ScopeRef {
   traffic: string;
   timeRange: TimeRange;
 }
+
+/** A report scope as a map key; the keys of its series start with it and a NUL (seriesScopeKey). */
+export const reportScopeKey = (scope: ScopeRef) => `${scope.agentId}\u0000${scope.traffic}\u0000${scope.timeRange}`;

@@ -1,12 +1,13 @@
 import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Subscription } from '@nats-io/transport-node';
-import { BroadcastSubjects } from '#libs/contracts';
+import { BroadcastSubjects, decodeReportsPublished } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
+import { reportScopeKey } from '../publication/snapshot.js';
 
 /**
- * Published snapshots (reports, series) kept in memory until the next publication is announced,
- * so that a request is a map lookup, not a query. A read that raced with an announcement is
- * answered but not kept.
+ * Published snapshots (reports, series) kept in memory until a publication replacing them is
+ * announced, so that a request is a map lookup, not a query. A read that raced with an
+ * announcement is answered but not kept.
  */
 export class PublishedCache<T> {
   private readonly entries = new Map<string, T>();
@@ -24,9 +25,21 @@ export class PublishedCache<T> {
     return loaded;
   }
 
+  /** Drops everything (a publication cycle replaced every snapshot). */
   forget(): void {
     this.generation += 1;
     this.entries.clear();
+  }
+
+  /**
+   * Drops the entries of one report scope: the key `scope` itself and the keys under it
+   * (`scope` + NUL + more, as series keys extend their report's). Loads in flight are not kept,
+   * whatever their scope (simpler than a generation per scope, and as safe).
+   */
+  forgetScope(scope: string): void {
+    this.generation += 1;
+    const under = `${scope}\u0000`;
+    for (const key of this.entries.keys()) if (key === scope || key.startsWith(under)) this.entries.delete(key);
   }
 
   private remember(key: string, value: T): void {
@@ -37,7 +50,11 @@ export class PublishedCache<T> {
   }
 }
 
-/** The caches of published snapshots, all dropped whenever a publication is announced on `reporting.v1.published` (any replica may publish). */
+/**
+ * The caches of published snapshots, kept in step with the announcements on
+ * `reporting.v1.published` (any replica may publish): a cycle (empty body) drops everything, the
+ * first preparation of a scope drops that scope alone.
+ */
 @Injectable()
 export class PublishedCaches implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly caches: PublishedCache<unknown>[] = [];
@@ -52,7 +69,14 @@ export class PublishedCaches implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   onApplicationBootstrap(): void {
-    this.subscription = this.nats.connection.subscribe(BroadcastSubjects.reportsPublished, { callback: () => this.caches.forEach((cache) => cache.forget()) });
+    this.subscription = this.nats.connection.subscribe(BroadcastSubjects.reportsPublished, {
+      callback: (_error, msg) => {
+        const scope = msg ? decodeReportsPublished(msg.data) : null;
+        if (!scope) return this.caches.forEach((cache) => cache.forget());
+        const key = reportScopeKey({ agentId: scope.agent_id, traffic: scope.traffic, timeRange: scope.time_range });
+        this.caches.forEach((cache) => cache.forgetScope(key));
+      },
+    });
   }
 
   beforeApplicationShutdown(): void {

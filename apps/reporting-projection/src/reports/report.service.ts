@@ -4,7 +4,7 @@ import { RawJson } from '#libs/nats';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
 import { PublicationService } from '../publication/publication.service.js';
 import { SnapshotRepository } from '../publication/snapshot.repository.js';
-import type { ScopeRef, Snapshot } from '../publication/snapshot.js';
+import { reportScopeKey, type ScopeRef, type Snapshot } from '../publication/snapshot.js';
 import { reportStatus } from '../rules/coverage.js';
 import { PublishedCaches, type PublishedCache } from './published-cache.js';
 import { presentPreparing, presentReport } from './report.presenter.js';
@@ -31,8 +31,7 @@ export class ReportService {
 
   async report(request: ReportRequestDto): Promise<RawJson | PreparingReport> {
     const scope: ScopeRef = { agentId: request.agent_id, traffic: request.traffic, timeRange: request.time_range };
-    const key = `${scope.agentId}\u0000${scope.traffic}\u0000${scope.timeRange}`;
-    const cached = await this.cache.get(key, async () => {
+    const cached = await this.cache.get(reportScopeKey(scope), async () => {
       const snapshot = await this.snapshots.find(scope);
       return snapshot && { snapshot, json: {} };
     });
