@@ -352,6 +352,9 @@ describe('the gateway payout cache', () => {
       },
       { what: 'the gateway to fetch again after the reconnect', timeoutMs: 20_000, intervalMs: 200 },
     );
+    // The test's own connection reconnects on its own schedule: the tests after this one
+    // announce through it (a flush while it is still away rejects "connection disconnected").
+    await waitFor(() => client.connection.flush().then(() => true, () => undefined), { what: "the test's connection back", timeoutMs: 20_000, intervalMs: 100 });
   });
 });
 
