@@ -7,11 +7,10 @@ import {
   type Report,
   type TimeRange,
 } from '#libs/contracts';
-import { reportStatus } from '../rules/coverage.js';
 import type { Snapshot } from '../publication/snapshot.js';
 
-/** The Report of SPEC from a stored snapshot; ready or stale is decided now, at read time. */
-export function presentReport(snapshot: Snapshot, now: Date, staleAfterMs: number): Report {
+/** The Report of SPEC from a stored snapshot, with its status (ready or stale, decided at read time: reportStatus). */
+export function presentReport(snapshot: Snapshot, status: Report['status']): Report {
   return {
     agent_id: snapshot.agentId,
     time_range: snapshot.timeRange,
@@ -21,7 +20,7 @@ export function presentReport(snapshot: Snapshot, now: Date, staleAfterMs: numbe
     is_test: snapshot.traffic === 'test',
     report_schema_version: REPORT_SCHEMA_VERSION,
     earnings_basis: EARNINGS_BASIS,
-    status: reportStatus(snapshot.processedThrough, now, staleAfterMs),
+    status,
     earnings_coverage: snapshot.coverage,
     processed_through: snapshot.processedThrough.toISOString(),
     updated_at: snapshot.updatedAt.toISOString(),
