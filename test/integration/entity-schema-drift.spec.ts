@@ -15,7 +15,13 @@ const SCRIPT = resolve('scripts/migration.mjs');
 
 /** Each schema with the migrations its data source lists, in order. */
 const SCHEMAS: Record<string, string[]> = {
-  identity: ['IdentityInitial1764201600000', 'IdentityGeneratedSecret1795686268941', 'IdentityOwnerKeys1795740000000', 'IdentityOutbox1795750000000'],
+  identity: [
+    'IdentityInitial1764201600000',
+    'IdentityGeneratedSecret1795686268941',
+    'IdentityOwnerKeys1795740000000',
+    'IdentityOutbox1795750000000',
+    'IdentityVersion1795760000000',
+  ],
   recommendations: ['RecommendationsInitial1764460800000', 'RecommendationsSearchVectorMetadata1764547200000'],
   timezone_settings: ['TimezoneSettingsInitial1764201600001', 'TimezoneSettingsOutbox1764288000000'],
   // No entities (raw SQL on the projection and payout hot paths): the check has nothing to compare,

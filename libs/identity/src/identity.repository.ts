@@ -348,6 +348,18 @@ export class IdentityRepository {
   }
 
   /**
+   * The identity version (migration 1795760000000): moved, in the same transaction, by every
+   * change of a key or platform that a gateway caches (not by `last_used_at`/`last4` writes).
+   * A gateway polls it and drops its identity cache when it moved. A bigint, as a string.
+   */
+  // Raw SQL: the cheapest statement on a path every replica runs several times a second.
+  async identityVersion(): Promise<string> {
+    const rows = (await this.dataSource.query('SELECT version::text AS version FROM identity.identity_version WHERE id = 1')) as { version: string }[];
+    if (rows.length !== 1) throw new Error('identity.identity_version has no row: run the identity migrations');
+    return rows[0].version;
+  }
+
+  /**
    * The unrevoked key whose secret this is, with its platform's status; null for anything
    * else. The lookup goes by hash (indexed, unique); the hashes are then compared in constant
    * time so that the answer does not depend on how much of a guess matched.

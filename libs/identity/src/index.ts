@@ -23,6 +23,7 @@ export {
 export { ApiKeyEntity } from './api-key.entity.js';
 export { GatewayOutboxEntity } from './gateway-outbox.entity.js';
 export { GeneratedSecretEntity } from './generated-secret.entity.js';
+export { IdentityVersionEntity } from './identity-version.entity.js';
 export { GeneratedSecretRepository } from './generated-secret.repository.js';
 export { ApiKeyAuditEntity, KEY_AUDIT_ACTIONS, type KeyActor, type KeyAuditAction } from './api-key-audit.entity.js';
 export { PlatformEntity, PLATFORM_STATUSES, type PlatformStatus } from './platform.entity.js';
