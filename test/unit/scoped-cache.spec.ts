@@ -130,6 +130,28 @@ describe('ScopedCache', () => {
     expect(cache.stats().entries).toBe(0);
   });
 
+  it('keeps a value in the scope `keepIn` names: found by its fetch scope, dropped with the scope it is kept in', async () => {
+    const cache = make<string>();
+    const keepIn = (value: string) => (value.startsWith('a') ? 'agent_a' : undefined);
+    expect(await cache.fetch('keys', 'k1', async () => 'a1', { keepIn })).toBe('a1');
+    expect(await cache.fetch('keys', 'k2', async () => 'b1', { keepIn })).toBe('b1');
+    expect(cache.stats()).toMatchObject({ entries: 2, scopes: 2 });
+    expect(await cache.fetch('keys', 'k1', async () => 'a2', { keepIn })).toBe('a1');
+    cache.invalidate('agent_a');
+    expect(cache.get('keys', 'k1')).toBeUndefined();
+    expect(cache.get('keys', 'k2')).toBe('b1');
+    // Kept in the fetch scope when keepIn names none: that scope's invalidation drops it.
+    cache.invalidate('keys');
+    expect(cache.stats()).toEqual({ entries: 0, bytes: 0, scopes: 0 });
+    // A load in flight across an invalidation of its fetch scope is not kept, wherever it would have gone.
+    const raced = gate<string>();
+    const pending = cache.fetch('keys', 'k1', raced.load, { keepIn });
+    cache.invalidate('keys');
+    raced.resolve('a3');
+    expect(await pending).toBe('a3');
+    expect(cache.stats().entries).toBe(0);
+  });
+
   it('counts a kept value again when it grows, its TTL still running from when it was stored', async () => {
     const clock = fakeClock();
     const value = { bytes: 100 };

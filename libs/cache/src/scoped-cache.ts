@@ -33,6 +33,14 @@ export interface ScopedCacheOptions<V> {
 export interface FetchOptions<V> {
   /** Whether a loaded value may be kept (default: always). Not kept, it is still returned. */
   keep?: (value: V) => boolean;
+  /**
+   * The scope a loaded value is kept in, when only the value tells (the gateway keeps a key
+   * lookup in its platform's scope). Default, or undefined: the fetch's scope. The entry is still
+   * found by the fetch's scope and key; `invalidate` of the scope it is kept in drops it. Whether
+   * the value is kept at all still depends on the fetch's scope only: invalidate that scope too
+   * when a change may concern loads in flight.
+   */
+  keepIn?: (value: V) => string | undefined;
 }
 
 export interface ScopedCacheStats {
@@ -137,7 +145,7 @@ export class ScopedCache<V> {
     state.inFlight += 1;
     const pending: Load<V> = { scope, fullKey, generation: state.generation, epoch: this.epoch };
     this.loads.set(fullKey, pending);
-    const promise = this.settle(pending, state, load, options.keep);
+    const promise = this.settle(pending, state, load, options);
     pending.promise = promise;
     return promise;
   }
@@ -179,12 +187,12 @@ export class ScopedCache<V> {
     return { entries: this.entries?.size ?? 0, bytes: this.entries?.calculatedSize ?? 0, scopes: this.byScope.size };
   }
 
-  private async settle<T extends V>(pending: Load<V>, state: ScopeLoads, load: () => Promise<T>, keep?: (value: T) => boolean): Promise<T> {
+  private async settle<T extends V>(pending: Load<V>, state: ScopeLoads, load: () => Promise<T>, options: FetchOptions<T>): Promise<T> {
     try {
       const value = await load();
       // An invalidation or flush came while loading: the value may predate it.
       const current = state.generation === pending.generation && this.epoch === pending.epoch;
-      if (current && (keep?.(value) ?? true)) this.store(pending.scope, pending.fullKey, value, false);
+      if (current && (options.keep?.(value) ?? true)) this.store(options.keepIn?.(value) ?? pending.scope, pending.fullKey, value, false);
       return value;
     } finally {
       if (this.loads.get(pending.fullKey) === pending) this.loads.delete(pending.fullKey);
