@@ -49,3 +49,16 @@ describe('GatewayEnv (issue 12)', () => {
     expect(cidrList(undefined)).toEqual([]);
   });
 });
+
+describe('GatewayEnv: identity cache', () => {
+  it('keeps identity lookups up to 60 s by default and polls the identity version every 250 ms', () => {
+    expect(loadEnv(GatewayEnv, {})).toMatchObject({ IDENTITY_CACHE_TTL_MS: 60000, IDENTITY_VERSION_POLL_MS: 250 });
+    expect(loadEnv(GatewayEnv, { IDENTITY_CACHE_TTL_MS: '600000', IDENTITY_VERSION_POLL_MS: '50' })).toMatchObject({ IDENTITY_CACHE_TTL_MS: 600000, IDENTITY_VERSION_POLL_MS: 50 });
+  });
+
+  it('refuses a poll interval outside 50–500 ms (staleness must stay within a second) and a TTL over 10 minutes', () => {
+    const onlyAbout = (name: string, found: string[]) => ({ some: found.length > 0, all: found.every((p) => p.startsWith(`${name}: `)) });
+    for (const poll of ['49', '501', '0', 'often']) expect(onlyAbout('IDENTITY_VERSION_POLL_MS', problems({ IDENTITY_VERSION_POLL_MS: poll }))).toEqual({ some: true, all: true });
+    for (const ttl of ['600001', '-1']) expect(onlyAbout('IDENTITY_CACHE_TTL_MS', problems({ IDENTITY_CACHE_TTL_MS: ttl }))).toEqual({ some: true, all: true });
+  });
+});

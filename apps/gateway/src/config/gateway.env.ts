@@ -32,12 +32,23 @@ export class GatewayEnv extends ServiceEnv {
   REPORTING_REQUEST_TIMEOUT_MS = 2000;
 
   /**
-   * Lifetime of cached API-key lookups (positive and negative) in each replica. At most 500 ms,
-   * so that a revoked key or a suspended platform is refused everywhere within a second even
-   * when a replica misses the `identity.v1.changed` broadcast. 0 disables the cache.
+   * Longest an unused identity lookup (API key, platform status, owner; positive or negative)
+   * stays in a replica's cache: only the bound on the memory it takes. Freshness comes from the
+   * `identity.v1.changed` broadcast and from the identity version poll (IDENTITY_VERSION_POLL_MS),
+   * which refuse a revoked key or a suspended platform everywhere within a second whatever this
+   * is. 0 disables the cache (and the poll).
    */
-  @IsInt() @Min(0) @Max(500)
-  IDENTITY_CACHE_TTL_MS = 500;
+  @IsInt() @Min(0) @Max(600000)
+  IDENTITY_CACHE_TTL_MS = 60000;
+
+  /**
+   * How often each replica reads the identity version (one query per replica) and drops its
+   * identity cache when it moved, or could not be read: the bound on staleness when an
+   * `identity.v1.changed` broadcast is missed (this interval plus a query; at most 500 ms so that
+   * it stays within DESIGN §7's second).
+   */
+  @IsInt() @Min(50) @Max(500)
+  IDENTITY_VERSION_POLL_MS = 250;
 
   /** Most API-key lookups cached per replica (oldest dropped first). */
   @IsInt() @Min(0) @Max(1000000)

@@ -21,9 +21,10 @@ const iso = (date: Date | null) => (date === null ? null : date.toISOString());
  * API keys of the signed-in owner's platform (DESIGN §7), on the identity schema that the ops
  * CLI also writes (IdentityRepository): the platform always comes from the token, never from
  * the request. Every change is recorded in the audit trail in its own transaction (who: the
- * token's `sub`) and announced on `identity.v1.changed`, so that every gateway replica drops its
- * cached key lookups at once (this one before answering): a revoked key is refused everywhere
- * within the broadcast's delay, and within IDENTITY_CACHE_TTL_MS should a replica miss it.
+ * token's `sub`) and announced on `identity.v1.changed`, so that every gateway replica drops the
+ * platform's cached lookups at once (this one before answering): a revoked key is refused
+ * everywhere within the broadcast's delay, and within IDENTITY_VERSION_POLL_MS (the identity
+ * version the change moved) should a replica miss it.
  */
 @Injectable()
 export class KeysService {
@@ -71,14 +72,14 @@ export class KeysService {
     };
   }
 
-  /** Drops this replica's cached lookups now, and every replica's through the broadcast. */
+  /** Drops this replica's cached lookups of the platform now, and every replica's through the broadcast. */
   private announce(agentId: string, keyId: string): void {
-    this.cache.invalidateAll();
+    this.cache.invalidatePlatform(agentId);
     try {
       this.nats.connection.publish(BroadcastSubjects.identityChanged, encodeIdentityChanged({ agent_id: agentId, key_id: keyId }));
     } catch (error) {
-      // The other replicas' entries expire within IDENTITY_CACHE_TTL_MS anyway.
-      this.logger.warn({ err: (error as Error).message }, 'identity change could not be announced; other replicas rely on the cache TTL');
+      // The other replicas see the identity version move within IDENTITY_VERSION_POLL_MS anyway.
+      this.logger.warn({ err: (error as Error).message }, 'identity change could not be announced; other replicas rely on the identity version poll');
     }
   }
 
