@@ -265,13 +265,13 @@ describe('revocation and suspension reach the gateway within 1 s', () => {
     expect(elapsed).toBeLessThan(1000);
   });
 
-  it('revoke without any broadcast (cache TTL bound)', async () => {
+  it('revoke without any broadcast (identity version poll bound; the cache TTL is 60 s)', async () => {
     const key = await identity.createKey('agent_e2e', 'live');
     const elapsed = await measure(key.api_key, 401, () => identity.revokeKey(key.key_id).then(() => undefined));
     expect(elapsed).toBeLessThan(1000);
   });
 
-  it('suspension without any broadcast', async () => {
+  it('suspension without any broadcast (identity version poll bound)', async () => {
     await identity.createPlatform('agent_suspend_ttl');
     const key = await identity.createKey('agent_suspend_ttl', 'live');
     const elapsed = await measure(key.api_key, 403, () => identity.setStatus('agent_suspend_ttl', 'suspended').then(() => undefined));
