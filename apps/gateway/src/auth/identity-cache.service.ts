@@ -53,6 +53,8 @@ export class IdentityCacheService implements OnModuleInit, OnApplicationBootstra
   /** The identity version the cache is consistent with; undefined before the first read and after a failed one. */
   private version?: string;
   private pollFailing = false;
+  /** Shutting down: a read still in flight may fail as the pool closes, which says nothing. */
+  private stopped = false;
 
   constructor(
     private readonly repository: IdentityRepository,
@@ -92,12 +94,11 @@ export class IdentityCacheService implements OnModuleInit, OnApplicationBootstra
     this.tick();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  beforeApplicationShutdown(): void {
+    this.stopped = true;
     clearInterval(this.poller);
     this.poller = undefined;
     this.invalidation?.stop();
-    // The pool closes after this: let a read in flight end first.
-    await this.polling;
   }
 
   invalidateAll(): void {
@@ -160,7 +161,7 @@ export class IdentityCacheService implements OnModuleInit, OnApplicationBootstra
     } catch (error) {
       this.version = undefined;
       this.drop('version_poll_failed');
-      if (!this.pollFailing) this.logger.warn({ err: (error as Error).message }, 'identity version could not be read; identity cache dropped until it can');
+      if (!this.pollFailing && !this.stopped) this.logger.warn({ err: (error as Error).message }, 'identity version could not be read; identity cache dropped until it can');
       this.pollFailing = true;
     }
   }
