@@ -51,6 +51,13 @@ BEGIN
         CASE object.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE 'TABLE' END,
         owner.schema, object.relname, owner.role);
     END LOOP;
+    -- Functions too (identity's version triggers call one).
+    FOR object IN
+      SELECT p.oid::regprocedure AS signature FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = owner.schema AND p.prokind = 'f'
+    LOOP
+      EXECUTE format('ALTER FUNCTION %s OWNER TO %I', object.signature, owner.role);
+    END LOOP;
   END LOOP;
   -- Nobody else connects to this database, creates objects in it or in `public` (PostgreSQL 15
   -- already keeps `public` closed; older versions do not).
