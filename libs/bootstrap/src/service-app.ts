@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigError, loadEnv, type ServerEnv, type ServiceEnv } from '#libs/config';
@@ -47,6 +48,8 @@ export async function runService<Env extends ServiceEnv>(options: RunServiceOpti
     process.exitCode = 1;
     return;
   }
+  // V8 reads this flag at every full collection, so setting it at start takes effect (a heap size would not).
+  if (env.HEAP_GROWING_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${env.HEAP_GROWING_PERCENT}`);
   const logger = createLogger(options.service, env.LOG_LEVEL);
   const app = await options.create(env, logger);
   exitAfterShutdownTimeout(env.SHUTDOWN_TIMEOUT_MS, logger);
