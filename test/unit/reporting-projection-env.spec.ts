@@ -11,9 +11,9 @@ describe('HEAP_GROWING_PERCENT (issue 15, memory)', () => {
     expect(loadEnv(ReportingProjectionEnv, { HEAP_GROWING_PERCENT: '50' }).HEAP_GROWING_PERCENT).toBe(50);
   });
 
-  it('is a setting of every service (ServiceEnv, applied by runService): 50 % by default elsewhere', () => {
-    expect(loadEnv(GatewayEnv, {}).HEAP_GROWING_PERCENT).toBe(50);
-    expect(loadEnv(PayoutsReadEnv, {}).HEAP_GROWING_PERCENT).toBe(50);
+  it('is a setting of every service (ServiceEnv, applied by runService), 20 % by default everywhere', () => {
+    expect(loadEnv(GatewayEnv, {}).HEAP_GROWING_PERCENT).toBe(20);
+    expect(loadEnv(PayoutsReadEnv, {}).HEAP_GROWING_PERCENT).toBe(20);
     expect(loadEnv(GatewayEnv, { HEAP_GROWING_PERCENT: '0' }).HEAP_GROWING_PERCENT).toBe(0);
     expect(() => loadEnv(GatewayEnv, { HEAP_GROWING_PERCENT: '401' })).toThrow(ConfigError);
   });

@@ -25,15 +25,6 @@ export class ReportingProjectionEnv extends ServiceEnv {
   @IsInt() @Min(1) @Max(100)
   INGEST_MAX_DELIVERIES = 5;
 
-  /**
-   * ServiceEnv's heap growth, lower here: ingestion promotes each batch's short-lived objects
-   * (they outlive two scavenges while the batch's transaction runs); with V8's factor that
-   * garbage doubled the old generation between collections (resident set 246 MB ingesting 5,000
-   * events/s, 288 MB under bench:mixed; 162 MB at 20 %; docs/benchmarks.md).
-   */
-  @IsInt() @Min(0) @Max(400)
-  override HEAP_GROWING_PERCENT = 20;
-
   /** Snapshots kept in memory per replica to answer report requests without a query. */
   @IsInt() @Min(0)
   REPORT_CACHE_ENTRIES = 100000;
