@@ -1,7 +1,7 @@
 import { connect, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { BroadcastSubjects, REQUEST_ID_HEADER, RpcSubjects, type Report, type RpcReply } from '#libs/contracts';
 import { encodeIdentityChanged, generateApiKey, type IdentityRepository } from '#libs/identity';
-import { seedPlatform, startGateway, useTestStack, waitFor } from '../support/index.js';
+import { readyReport, seedPlatform, startGateway, useTestStack, waitFor } from '../support/index.js';
 
 /**
  * The gateway over real HTTP, with this file's private nats-server and database and the
@@ -28,16 +28,7 @@ let liveKey: string;
 let testKey: string;
 let responder: Subscription | undefined;
 
-function report(agentId: string, timeRange: string, isTest: boolean): Report {
-  return {
-    agent_id: agentId, time_range: timeRange as Report['time_range'], start_at: null, end_at: '2026-11-25T10:00:00.000Z', currency: 'USD',
-    is_test: isTest, report_schema_version: 1, earnings_basis: 'recorded_accounting_entries', status: 'ready',
-    earnings_coverage: 'unavailable', processed_through: '2026-11-25T10:00:00.000Z', updated_at: '2026-11-25T10:00:05.000Z',
-    accounting_reconciled_through: null, timezone: 'UTC', exposures: 3, clicks: 1, engagements: 0, conversions: 0, earnings_micros: 0,
-    earnings_excluded_recommendations: 0, pending_earnings_recommendations: 0, accounting_review_required: 0,
-    earnings_adapter_version: 'accounting-v1',
-  };
-}
+const report = (agentId: string, timeRange: string, isTest: boolean): Report => readyReport(agentId, timeRange, { is_test: isTest, exposures: 3, clicks: 1 });
 
 /** Serves reporting.v1.report.get on the test bus with `answer`, recording what arrives. */
 /** Subscribes and waits until the server has the subscription, so the next request finds it. */

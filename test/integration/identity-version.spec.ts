@@ -4,7 +4,7 @@ import { BroadcastSubjects, RpcSubjects, type Report } from '#libs/contracts';
 import { encodeIdentityChanged, type IdentityRepository } from '#libs/identity';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
 import { metricValue } from '../faults/support/services.js';
-import { connectSql, identityOf, seedPlatform, startGateway, useTestStack, waitFor, type TestGateway } from '../support/index.js';
+import { connectSql, identityOf, readyReport, seedPlatform, startGateway, useTestStack, waitFor, type TestGateway } from '../support/index.js';
 
 /**
  * The identity version (migration 1795760000000) and the gateway's poll of it: the database moves
@@ -22,16 +22,7 @@ let bus: NatsConnection;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function report(agentId: string, timeRange: string): Report {
-  return {
-    agent_id: agentId, time_range: timeRange as Report['time_range'], start_at: null, end_at: '2026-11-25T10:00:00.000Z', currency: 'USD',
-    is_test: false, report_schema_version: 1, earnings_basis: 'recorded_accounting_entries', status: 'ready',
-    earnings_coverage: 'unavailable', processed_through: '2026-11-25T10:00:00.000Z', updated_at: '2026-11-25T10:00:05.000Z',
-    accounting_reconciled_through: null, timezone: 'UTC', exposures: 0, clicks: 0, engagements: 0, conversions: 0, earnings_micros: 0,
-    earnings_excluded_recommendations: 0, pending_earnings_recommendations: 0, accounting_review_required: 0,
-    earnings_adapter_version: 'accounting-v1',
-  };
-}
+const report = (agentId: string, timeRange: string): Report => readyReport(agentId, timeRange);
 
 const status = async (apiKey: string) => (await fetch(`${gateway.base}/agent/reporting`, { headers: { authorization: `Bearer ${apiKey}` } })).status;
 const metric = async (name: string, labels: Record<string, string>) => metricValue(await (await fetch(`${gateway.base}/metrics`)).text(), name, labels);

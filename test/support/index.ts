@@ -12,3 +12,4 @@ export * from './dead-letters.js';
 export * from './property.js';
 export * from './weave-node.js';
 export * from './service-envs.js';
+export * from './report-fixture.js';
