@@ -1,6 +1,6 @@
 import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
-import { BroadcastSubjects, Durables, RpcSubjects, Streams, encodeReportsPublished, type ReportReply } from '#libs/contracts';
+import { BroadcastSubjects, Durables, RpcSubjects, Streams, decodeReportsPublished, encodeReportsPublished, type ReportReply } from '#libs/contracts';
 import { NatsRpcClient } from '#libs/nats';
 import { DataSource } from 'typeorm';
 import {
@@ -85,22 +85,36 @@ describe('reporting-projection', () => {
 
   it("keeps its cached reports across another scope's preparation, and drops one scope's on its announcement and all on a cycle's", async () => {
     const db = service.app.get(DataSource);
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 300)); // the announcement reaches this replica
+    /**
+     * Listens for the announcement of the agent's scope; `seen` resolves once it came. A request sent after the
+     * test saw the announcement reaches the replica after it (the server delivers to a connection
+     * in order), so the replica has handled it by then.
+     */
+    const announcedFor = async (agent: string) => {
+      const subscription = producer.connection.subscribe(BroadcastSubjects.reportsPublished);
+      await producer.connection.flush();
+      const seen = (async () => {
+        for await (const msg of subscription) if (decodeReportsPublished(msg.data)?.agent_id === agent) return subscription.unsubscribe();
+      })();
+      return { seen }; // not the promise itself: awaiting this function would then wait for the announcement
+    };
     const exposuresOf = async (agent: string) => ((await ask(agent, 'live', '7d')) as { exposures?: number }).exposures;
     const setExposures = (agent: string, exposures: number) =>
       db.query(`UPDATE reporting.report_snapshot SET exposures = $2 WHERE agent_id = $1 AND traffic = 'live' AND time_range = '7d'`, [agent, exposures]);
     const prepared = (agent: string) =>
       waitFor(async () => ((await ask(agent, 'live', '7d')).status !== 'preparing' ? true : undefined), { what: `${agent} 7d prepared` });
 
+    const aAnnounced = await announcedFor('agent_cache_a');
     await prepared('agent_cache_a');
-    await settle();
+    await aAnnounced.seen;
     expect(await exposuresOf('agent_cache_a')).toBe(0); // read once more after its announcement: now kept
     await setExposures('agent_cache_a', 4242);
     expect(await exposuresOf('agent_cache_a')).toBe(0); // from memory, not the table
 
     // Another platform's first preparation announces its scope alone: agent_cache_a stays cached.
+    const bAnnounced = await announcedFor('agent_cache_b');
     await prepared('agent_cache_b');
-    await settle();
+    await bAnnounced.seen;
     expect(await exposuresOf('agent_cache_a')).toBe(0);
 
     // Its own scope announced: dropped, read again.
