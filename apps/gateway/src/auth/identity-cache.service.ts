@@ -101,10 +101,6 @@ export class IdentityCacheService implements OnModuleInit, OnApplicationBootstra
     this.invalidation?.stop();
   }
 
-  invalidateAll(): void {
-    this.cache.flush();
-  }
-
   /** Drops what this replica keeps about one platform: its status and keys, every negative key lookup, every owner lookup. */
   invalidatePlatform(agentId: string): void {
     for (const scope of this.scopesOfPlatform(agentId)) this.cache.invalidate(scope);
