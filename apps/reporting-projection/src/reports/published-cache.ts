@@ -1,5 +1,5 @@
 import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import type { Subscription } from '@nats-io/transport-node';
+import { invalidateOnBroadcast, type BroadcastInvalidation, type Invalidatable } from '#libs/cache';
 import { BroadcastSubjects, decodeReportsPublished } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { reportScopeKey } from '../publication/snapshot.js';
@@ -56,9 +56,9 @@ export class PublishedCache<T> {
  * first preparation of a scope drops that scope alone.
  */
 @Injectable()
-export class PublishedCaches implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class PublishedCaches implements Invalidatable, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly caches: PublishedCache<unknown>[] = [];
-  private subscription?: Subscription;
+  private invalidation?: BroadcastInvalidation;
 
   constructor(private readonly nats: NatsClient) {}
 
@@ -68,18 +68,27 @@ export class PublishedCaches implements OnApplicationBootstrap, BeforeApplicatio
     return cache;
   }
 
+  /** Drops one report scope's entries (its report and series) in every cache. */
+  invalidate(scope: string): void {
+    this.caches.forEach((cache) => cache.forgetScope(scope));
+  }
+
+  flush(): void {
+    this.caches.forEach((cache) => cache.forget());
+  }
+
+  /** The shared broadcast mechanism (#libs/cache), which also drops everything on a NATS disconnect or reconnect: announcements may have been missed. */
   onApplicationBootstrap(): void {
-    this.subscription = this.nats.connection.subscribe(BroadcastSubjects.reportsPublished, {
-      callback: (_error, msg) => {
-        const scope = msg ? decodeReportsPublished(msg.data) : null;
-        if (!scope) return this.caches.forEach((cache) => cache.forget());
-        const key = reportScopeKey({ agentId: scope.agent_id, traffic: scope.traffic, timeRange: scope.time_range });
-        this.caches.forEach((cache) => cache.forgetScope(key));
+    this.invalidation = invalidateOnBroadcast(this.nats.connection, this, {
+      subject: BroadcastSubjects.reportsPublished,
+      scopesOf: (data) => {
+        const scope = decodeReportsPublished(data);
+        return scope ? [reportScopeKey({ agentId: scope.agent_id, traffic: scope.traffic, timeRange: scope.time_range })] : { flush: 'published' };
       },
     });
   }
 
   beforeApplicationShutdown(): void {
-    this.subscription?.unsubscribe();
+    this.invalidation?.stop();
   }
 }
