@@ -7,7 +7,7 @@ import { PayoutsReadEnv } from '../../apps/payouts-read/src/config/payouts-read.
 import { createPayoutsReadApp } from '../../apps/payouts-read/src/payouts-read.app.js';
 import { TimezoneSettingsEnv } from '../../apps/timezone-settings/src/config/timezone-settings.env.js';
 import { createTimezoneSettingsApp } from '../../apps/timezone-settings/src/timezone-settings.app.js';
-import { REDIS_URL, newTestDatabase, startNats, testLogger, type TestDatabase, type TestNats } from '../support/index.js';
+import { REDIS_URL, capturingLogger, newTestDatabase, startNats, testLogger, waitFor, type TestDatabase, type TestNats } from '../support/index.js';
 
 /**
  * The two skeleton services start against real NATS, PostgreSQL and Redis, migrate their own
@@ -148,5 +148,53 @@ describe.each(SERVICES)('$name', (service) => {
     await expect(closed(first)).resolves.toBe('closed');
     apps.splice(0);
     await expect(fetch(`${base}/health/live`)).rejects.toThrow();
+  });
+});
+
+/**
+ * Issue 16, item 2: a service started alone (Kubernetes, or before its servers) waits for NATS
+ * with backoff, one log line per failed attempt and no stack trace, and starts once NATS answers.
+ */
+describe('a service started before NATS', () => {
+  let db: TestDatabase;
+  let late: TestNats;
+  let app: NestFastifyApplication | undefined;
+
+  beforeAll(async () => {
+    db = newTestDatabase();
+    late = await startNats();
+    await late.kill('SIGTERM'); // its port and store are kept: nothing listens there now
+  });
+
+  afterAll(async () => {
+    await app?.close().catch(() => undefined);
+    await late?.stop().catch(() => undefined);
+    await db?.drop();
+  });
+
+  it('retries with backoff, one line per attempt, and starts once NATS answers', async () => {
+    const { logger, lines } = capturingLogger('timezone-settings', 'info');
+    const starting = createTimezoneSettingsApp(
+      loadEnv(TimezoneSettingsEnv, { TIMEZONE_HTTP_PORT: '0', HOST: '127.0.0.1', NATS_URL: late.url, DATABASE_URL: db.url, REDIS_URL }),
+      logger,
+    );
+    const retries = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.server === 'NATS' && entry.retryInMs !== undefined);
+    await waitFor(async () => (retries().length >= 3 ? true : undefined), { timeoutMs: 15000, what: 'three failed attempts logged' });
+
+    const failed = retries();
+    expect(failed.slice(0, 3).map((entry) => entry.attempt)).toEqual([1, 2, 3]);
+    for (const entry of failed) {
+      expect(entry.msg).toMatch(new RegExp(`^NATS not reachable at nats://127\\.0\\.0\\.1:${late.port} \\(.+\\); attempt \\d+ failed, retrying in \\d+\\.\\d s$`));
+      expect(JSON.stringify(entry)).not.toMatch(/\n\s+at /); // no stack trace
+    }
+    // Backoff: the waits grow (0.5 s doubling, jittered) rather than repeating at one pace.
+    const waits = failed.slice(0, 3).map((entry) => entry.retryInMs as number);
+    expect(waits[2]).toBeGreaterThan(waits[0]);
+
+    await late.start();
+    app = await starting;
+    const base = await listen(app);
+    expect((await fetch(`${base}/health/ready`)).status).toBe(200);
+    expect(lines.some((line) => /"msg":"NATS reached at /.test(line))).toBe(true);
   });
 });
