@@ -133,3 +133,27 @@ test('a 401 from the API signs out at once, saying why', async ({ page }, testIn
   await checkPage(page, testInfo, 'signed-out-refused');
   expect(errors).toEqual([]);
 });
+
+test('when the session cannot be renewed, it ends at the ID token\'s expiry, saying so', async ({ page }) => {
+  const { issuer, owner } = system();
+  const errors = watchForErrors(page, [/Failed to load resource/, /ERR_FAILED/, /renew/i]);
+  // The page's clock is Playwright's from the start (it runs on by itself), so the hour of the
+  // development provider's tokens can be skipped below.
+  await page.clock.install();
+  const tokens = await signIn(page, owner, '#/reporting');
+  expect(tokens.refresh_token).toBeTruthy();
+  // Renewal (a refresh-token grant a minute before expiry) cannot reach the provider.
+  const renewals: string[] = [];
+  await page.route(`${issuer}/token`, (route) => {
+    renewals.push(route.request().method());
+    return route.abort();
+  });
+  await page.clock.fastForward('59:10'); // past the renewal, a minute before expiry
+  await expect.poll(() => renewals).toContain('POST');
+  await expect(page.getByTestId('signed-in-as')).toBeVisible(); // still signed in until the token expires
+  await page.clock.fastForward('01:00');
+  await expect(page.getByTestId('signed-out')).toHaveAttribute('data-reason', 'expired');
+  await expect(page.getByRole('alert')).toHaveText('Your session expired. Sign in again to continue.');
+  await expect(page.getByTestId('signed-in-as')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
