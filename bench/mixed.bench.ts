@@ -42,9 +42,8 @@ import { describeLoad, load, cpuOf, residentMemory, startChild, startDeployment,
 import { startLivePublisher, type LivePublisher } from './live-publisher.js';
 import { describeComparison, liveReportsAgainstModel } from './live-reports.js';
 import { liveAgent } from './live-workload.js';
-import { fmt, machine, percentile } from './support.js';
+import { fmt, machine, percentile, setting } from './support.js';
 
-const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const DURATION_MS = setting('MIXED_DURATION_MS', 180_000);
 const EVENTS_PER_SECOND = setting('MIXED_EVENTS_PER_SECOND', 5000);
 const CONNECTIONS = setting('MIXED_CONNECTIONS', 50);

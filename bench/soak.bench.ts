@@ -33,9 +33,8 @@ import { metricSum, residentMemory, scrapeMetrics, startDeployment, type Service
 import { startLivePublisher, type LivePublisher } from './live-publisher.js';
 import { describeComparison, liveReportsAgainstModel } from './live-reports.js';
 import { liveAgent } from './live-workload.js';
-import { fmt, machine, percentile } from './support.js';
+import { fmt, machine, percentile, setting } from './support.js';
 
-const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const DURATION_MS = setting('SOAK_DURATION_MS', 600_000);
 const EVENTS_PER_SECOND = setting('SOAK_EVENTS_PER_SECOND', 2000);
 const READS_PER_SECOND = setting('SOAK_READS_PER_SECOND', 500);

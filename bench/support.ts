@@ -26,3 +26,6 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/** A numeric setting of a benchmark: the environment variable `name`, or `fallback` when it is not set. */
+export const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
