@@ -20,19 +20,30 @@ interface AutocannonResult {
   '2xx': number;
   statusCodeStats?: Record<string, { count: number }>;
 }
-interface AutocannonOptions {
+/** One request of the sequence every connection loops over; `setupRequest` may change it each time, with the connection's `context`. */
+interface AutocannonRequest<Context> {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  setupRequest?: (request: { path?: string; headers?: Record<string, string> }, context: Context) => object;
+}
+interface AutocannonOptions<Context> {
   url: string;
   connections: number;
   duration: number;
   headers?: Record<string, string>;
   /** The sequence every connection loops over (e.g. one request per platform key). */
-  requests?: { path?: string; headers?: Record<string, string> }[];
+  requests?: AutocannonRequest<Context>[];
   timeout?: number;
   /** Requests per second over all connections (default: as fast as answers come). */
   overallRate?: number;
 }
-type Autocannon = (options: AutocannonOptions) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+/** A run under way: its result once it ends, and every answer as it comes (with the connection's client, whose request context is still the one setupRequest filled for this answer). */
+interface AutocannonRun<Context> extends PromiseLike<AutocannonResult> {
+  on(event: 'response', listener: (client: { requestIterator: { context: Context } }, statusCode: number, bytes: number, responseTimeMs: number) => void): void;
+}
+/** autocannon itself, for runs that set every request up and watch every answer (bench:mixed, bench:soak); `load` for a plain run. */
+export const autocannon = createRequire(import.meta.url)('autocannon') as <Context extends object = object>(options: AutocannonOptions<Context>) => AutocannonRun<Context>;
 
 export interface LoadFigures {
   rps: number;
@@ -53,7 +64,7 @@ export interface LoadFigures {
 /** One autocannon run (autocannon runs in this process, on the main thread); `requests`: a sequence each connection loops over. */
 export async function load(
   url: string,
-  options: { connections: number; seconds: number; headers?: Record<string, string>; requests?: AutocannonOptions['requests']; overallRate?: number },
+  options: { connections: number; seconds: number; headers?: Record<string, string>; requests?: AutocannonOptions<object>['requests']; overallRate?: number },
 ): Promise<LoadFigures> {
   const result = await autocannon({
     url,

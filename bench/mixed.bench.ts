@@ -31,14 +31,13 @@
  *   MIXED_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/profiles" profiles every service (written when it stops).
  */
 import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { promisify } from 'node:util';
 import { Durables, Streams, TIME_RANGES, type TimeRange } from '#libs/contracts';
 import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { NatsClient, ensureStreams } from '#libs/nats';
 import { REDIS_URL, freePort, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
-import { describeLoad, load, cpuOf, residentMemory, startChild, startDeployment, waitForHttp, type Child } from './harness.js';
+import { autocannon, describeLoad, load, cpuOf, residentMemory, startChild, startDeployment, waitForHttp, type Child } from './harness.js';
 import { startLivePublisher, type LivePublisher } from './live-publisher.js';
 import { describeComparison, liveReportsAgainstModel } from './live-reports.js';
 import { liveAgent } from './live-workload.js';
@@ -58,23 +57,6 @@ const TARGET = { rps: 3000, p99: 25, lagSeconds: 5, rssMb: 200 };
 const REVOKED_READS = 5;
 const MB = 2 ** 20;
 const run = promisify(execFile);
-
-// autocannon ships no types; the part of its API used here. The 'response' listener receives the
-// connection's client, whose request context is still the one setupRequest filled for this answer.
-interface Client {
-  requestIterator: { context: { reader?: Reader } };
-}
-interface AutocannonInstance extends PromiseLike<{ requests: { average: number; total: number }; errors: number; timeouts: number }> {
-  on(event: 'response', listener: (client: Client, statusCode: number, bytes: number, responseTimeMs: number) => void): void;
-}
-type Autocannon = (options: {
-  url: string;
-  connections: number;
-  duration: number;
-  timeout: number;
-  requests: { method: string; setupRequest: (request: { path?: string; headers?: Record<string, string> }, context: { reader?: Reader }) => object }[];
-}) => AutocannonInstance;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /** One API key in the read rotation. */
 interface Reader {
@@ -176,7 +158,7 @@ async function main() {
     const started = Date.now();
     live.start();
 
-    const reads = autocannon({
+    const reads = autocannon<{ reader?: Reader }>({
       url: base,
       connections: CONNECTIONS,
       duration: DURATION_MS / 1000,

@@ -24,12 +24,11 @@
  *   Defaults: SOAK_DURATION_MS=600000 SOAK_EVENTS_PER_SECOND=2000 SOAK_READS_PER_SECOND=500
  *   SOAK_CONNECTIONS=20 SOAK_PLATFORMS=20 SOAK_SAMPLE_MS=30000 SOAK_PUBLISH_INTERVAL_MS=15000
  */
-import { createRequire } from 'node:module';
 import { Durables, Streams } from '#libs/contracts';
 import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { NatsClient, ensureStreams } from '#libs/nats';
 import { REDIS_URL, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
-import { metricSum, residentMemory, scrapeMetrics, startDeployment, type Service } from './harness.js';
+import { autocannon, metricSum, residentMemory, scrapeMetrics, startDeployment, type Service } from './harness.js';
 import { startLivePublisher, type LivePublisher } from './live-publisher.js';
 import { describeComparison, liveReportsAgainstModel } from './live-reports.js';
 import { liveAgent } from './live-workload.js';
@@ -43,20 +42,6 @@ const PLATFORMS = setting('SOAK_PLATFORMS', 20);
 const SAMPLE_MS = setting('SOAK_SAMPLE_MS', 30_000);
 const PUBLISH_INTERVAL_MS = setting('SOAK_PUBLISH_INTERVAL_MS', 15_000);
 const RANGES = ['today', '1d', '7d', '30d'];
-
-// autocannon ships no types; the part of its API used here.
-interface AutocannonInstance extends PromiseLike<{ requests: { average: number; total: number }; latency: { p50: number; p99: number; max: number }; non2xx: number; errors: number; timeouts: number }> {
-  on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, responseTimeMs: number) => void): void;
-}
-type Autocannon = (options: {
-  url: string;
-  connections: number;
-  overallRate: number;
-  duration: number;
-  timeout: number;
-  requests: { method: string; setupRequest: (request: { path?: string; headers?: Record<string, string> }) => object }[];
-}) => AutocannonInstance;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 interface Memory {
   rss: number;
