@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
+import { IdentityRepository, createIdentityDataSource, type CreatedKey, type KeyMode } from '#libs/identity';
 import { freePort } from '../test/support/index.js';
 import { fmt } from './support.js';
 
@@ -252,4 +253,24 @@ export async function startDeployment(
     await stop();
     throw error;
   }
+}
+
+/**
+ * The platforms `agents`, each with one key per mode of `modes` (in that order), straight in the
+ * identity schema of `databaseUrl` (the gateway has migrated it by then); `name`: the
+ * connection's application name.
+ */
+export async function seedPlatforms(databaseUrl: string, agents: string[], modes: KeyMode[], name: string): Promise<CreatedKey[][]> {
+  const dataSource = createIdentityDataSource(databaseUrl, 2, name);
+  await dataSource.initialize();
+  const identity = new IdentityRepository(dataSource);
+  const keys: CreatedKey[][] = [];
+  for (const agent of agents) {
+    await identity.createPlatform(agent);
+    const own: CreatedKey[] = [];
+    for (const mode of modes) own.push(await identity.createKey(agent, mode));
+    keys.push(own);
+  }
+  await dataSource.destroy();
+  return keys;
 }

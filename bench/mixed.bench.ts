@@ -34,10 +34,9 @@ import { execFile } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { promisify } from 'node:util';
 import { Durables, Streams, TIME_RANGES, type TimeRange } from '#libs/contracts';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { NatsClient, ensureStreams } from '#libs/nats';
 import { REDIS_URL, freePort, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
-import { autocannon, describeLoad, load, cpuOf, residentMemory, startChild, startDeployment, waitForHttp, type Child } from './harness.js';
+import { autocannon, describeLoad, load, cpuOf, residentMemory, seedPlatforms, startChild, startDeployment, waitForHttp, type Child } from './harness.js';
 import { startLivePublisher, type LivePublisher } from './live-publisher.js';
 import { describeComparison, liveReportsAgainstModel } from './live-reports.js';
 import { liveAgent } from './live-workload.js';
@@ -102,19 +101,10 @@ async function main() {
     };
 
     // Platforms and a live and a test key each (the gateway has migrated the identity schema by now).
-    const identityDb = createIdentityDataSource(db.url, 2, 'bench-mixed');
-    await identityDb.initialize();
-    const identity = new IdentityRepository(identityDb);
-    const readersOf: Reader[][] = [];
-    for (let p = 0; p < PLATFORMS; p++) {
-      await identity.createPlatform(liveAgent(p));
-      readersOf.push([]);
-      for (const traffic of ['live', 'test'] as const) {
-        const key = await identity.createKey(liveAgent(p), traffic);
-        readersOf[p].push({ apiKey: key.api_key, keyId: key.key_id, agent: liveAgent(p), traffic, reads: 0, okAfterRevoke: 0, unauthorized: 0 });
-      }
-    }
-    await identityDb.destroy();
+    const agents = Array.from({ length: PLATFORMS }, (_, p) => liveAgent(p));
+    const readersOf: Reader[][] = (await seedPlatforms(db.url, agents, ['live', 'test'], 'bench-mixed')).map((keys, p) =>
+      keys.map((key) => ({ apiKey: key.api_key, keyId: key.key_id, agent: agents[p], traffic: key.mode, reads: 0, okAfterRevoke: 0, unauthorized: 0 })),
+    );
     const warmPlatforms = PLATFORMS - COLD_PLATFORMS;
 
     // Every scope of the warm platforms prepared: asked once (202, prepared at once), then until 200.

@@ -25,10 +25,9 @@
  *   SOAK_CONNECTIONS=20 SOAK_PLATFORMS=20 SOAK_SAMPLE_MS=30000 SOAK_PUBLISH_INTERVAL_MS=15000
  */
 import { Durables, Streams } from '#libs/contracts';
-import { IdentityRepository, createIdentityDataSource } from '#libs/identity';
 import { NatsClient, ensureStreams } from '#libs/nats';
 import { REDIS_URL, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
-import { autocannon, metricSum, residentMemory, scrapeMetrics, startDeployment, type Service } from './harness.js';
+import { autocannon, metricSum, residentMemory, scrapeMetrics, seedPlatforms, startDeployment, type Service } from './harness.js';
 import { startLivePublisher, type LivePublisher } from './live-publisher.js';
 import { describeComparison, liveReportsAgainstModel } from './live-reports.js';
 import { liveAgent } from './live-workload.js';
@@ -92,15 +91,8 @@ async function main() {
     const { services, base } = deployment;
 
     // Platforms and live keys (the gateway has migrated the identity schema by now).
-    const identityDb = createIdentityDataSource(db.url, 2, 'bench-soak');
-    await identityDb.initialize();
-    const identity = new IdentityRepository(identityDb);
-    const keys: string[] = [];
-    for (let p = 0; p < PLATFORMS; p++) {
-      await identity.createPlatform(liveAgent(p));
-      keys.push((await identity.createKey(liveAgent(p), 'live')).api_key);
-    }
-    await identityDb.destroy();
+    const agents = Array.from({ length: PLATFORMS }, (_, p) => liveAgent(p));
+    const keys = (await seedPlatforms(db.url, agents, ['live'], 'bench-soak')).map(([key]) => key.api_key);
 
     // Prepare every scope read during the soak: the first request answers 202, then 200.
     const scopesStarted = Date.now();
