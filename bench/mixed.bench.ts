@@ -35,7 +35,7 @@ import { loadavg } from 'node:os';
 import { promisify } from 'node:util';
 import { Durables, Streams, TIME_RANGES, type TimeRange } from '#libs/contracts';
 import { NatsClient, ensureStreams } from '#libs/nats';
-import { REDIS_URL, freePort, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
+import { REDIS_URL, freePort, newTestDatabase, startNats, waitFor, waitForConsumer } from '../test/support/index.js';
 import { autocannon, describeLoad, load, cpuOf, residentMemory, seedPlatforms, startChild, startDeployment, waitForHttp, type Child } from './harness.js';
 import { startLivePublisher, type LivePublisher } from './live-publisher.js';
 import { describeComparison, liveReportsAgainstModel } from './live-reports.js';
@@ -307,7 +307,7 @@ async function main() {
 
     // The backlog drains; then every report of a publication covering the last event against the model.
     const drainStarted = Date.now();
-    await waitFor(async () => (await secondsBehind()).pending === 0, { timeoutMs: 600_000, intervalMs: 250, what: 'reporting-projection to catch up' });
+    await waitForConsumer(setup, Streams.events, Durables.reportingProjection, { timeoutMs: 600_000, intervalMs: 250, what: 'reporting-projection to catch up' });
     const drainS = (Date.now() - drainStarted) / 1000;
     clearInterval(sampler);
     const stored = (await lastSeq()) - seqBefore;

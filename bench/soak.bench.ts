@@ -26,7 +26,7 @@
  */
 import { Durables, Streams } from '#libs/contracts';
 import { NatsClient, ensureStreams } from '#libs/nats';
-import { REDIS_URL, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
+import { REDIS_URL, newTestDatabase, startNats, waitFor, waitForConsumer } from '../test/support/index.js';
 import { autocannon, metricSum, residentMemory, scrapeMetrics, seedPlatforms, startDeployment, type Service } from './harness.js';
 import { startLivePublisher, type LivePublisher } from './live-publisher.js';
 import { describeComparison, liveReportsAgainstModel } from './live-reports.js';
@@ -195,7 +195,7 @@ async function main() {
 
     // Caught up after publishing stopped?
     const drainStarted = Date.now();
-    await waitFor(async () => (await progress()).lag === 0, { timeoutMs: 300_000, intervalMs: 250, what: 'reporting-projection to catch up' });
+    await waitForConsumer(setup, Streams.events, Durables.reportingProjection, { timeoutMs: 300_000, intervalMs: 250, what: 'reporting-projection to catch up' });
     const drainMs = Date.now() - drainStarted;
     const finalProgress = await progress();
     const peaks = await Promise.all(services.map((s) => residentMemory(s.child)));
