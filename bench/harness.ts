@@ -3,12 +3,11 @@
  * autocannon runs, and one printed line per measured load.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { IdentityRepository, createIdentityDataSource, type CreatedKey, type KeyMode } from '#libs/identity';
 import { freePort } from '../test/support/index.js';
-import { fmt } from './support.js';
+import { fmt, processCpuSeconds } from './support.js';
 
 /** The part of autocannon 9's result this harness reads (autocannon ships no types). */
 interface AutocannonResult {
@@ -188,18 +187,12 @@ export async function cpuSeconds(metricsUrl: string): Promise<number> {
   return metricSum(await scrapeMetrics(metricsUrl), 'process_cpu_seconds_total');
 }
 
-/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on Linux). */
-const USER_HZ = 100;
-
 /**
  * CPU seconds (user + system) a child process has used so far, from /proc (Linux): for
  * processes without a /metrics page (the ceiling's), and the same measure for those with one.
  */
 export function childCpuSeconds(child: Child): number {
-  const stat = readFileSync(`/proc/${child.process.pid}/stat`, 'utf8');
-  // Fields after the command name (which is in parentheses and may hold spaces): utime is the 14th field, stime the 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+  return processCpuSeconds(child.process.pid);
 }
 
 /** CPU seconds of each child, for a per-request figure around a load. */

@@ -10,7 +10,6 @@
  *   EVENTS=200000 INGEST_WORKLOAD=month npm run bench:ingest
  *   INGEST_CPU_PROFILE=/tmp/prof npm run bench:ingest   (a .cpuprofile of each projection run)
  */
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
@@ -23,7 +22,7 @@ import { counter } from '#libs/observability';
 import { ReportingProjectionEnv } from '../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { POSTGRES_ADMIN_URL, connectProducer, newTestDatabase, startNats, startReportingProjection, waitFor } from '../test/support/index.js';
 import { dayWorkload, monthWorkload, type Workload } from './ingest-workloads.js';
-import { fmt, machine } from './support.js';
+import { fmt, machine, processCpuSeconds } from './support.js';
 
 const TOTAL = Number(process.env.EVENTS ?? 1_000_000);
 const WORKLOADS = (process.env.INGEST_WORKLOAD ?? 'day,month').split(',').flatMap((w) => (w === 'both' ? ['day', 'month'] : [w]));
@@ -41,8 +40,7 @@ function backendCpuSeconds(pids: readonly number[]): Map<number, number> {
   const seconds = new Map<number, number>();
   for (const pid of pids) {
     try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      seconds.set(pid, (Number(fields[11]) + Number(fields[12])) / 100);
+      seconds.set(pid, processCpuSeconds(pid));
     } catch {
       // not on this machine, or gone
     }
