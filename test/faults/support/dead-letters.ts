@@ -5,10 +5,8 @@ import { readDeadLetters, type DeadLetter } from '../../support/dead-letters.js'
 
 // What the services dead-lettered, read without consuming it.
 
-export type DeadLetterSeen = DeadLetter;
-
 /** Everything in DEAD_LETTERS, read with an ordered consumer (nothing is acked or removed). */
-export async function deadLetters(connection: NatsConnection, manager: JetStreamManager): Promise<DeadLetterSeen[]> {
+export async function deadLetters(connection: NatsConnection, manager: JetStreamManager): Promise<DeadLetter[]> {
   const info = await manager.streams.info(Streams.deadLetters);
   return readDeadLetters(connection, { max: info.state.messages });
 }
