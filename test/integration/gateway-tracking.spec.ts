@@ -16,7 +16,7 @@ import {
   type RecommendRequest,
 } from '#libs/contracts';
 import { STREAM_CONFIGS } from '#libs/nats';
-import { redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
+import { redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.store.js';
 import { GENERATED_TRACKING_SECRET } from '../../apps/gateway/src/tracking/tracking-secrets.provider.js';
 import { signTrackingToken, type SignedTrackingClaims } from '../../apps/gateway/src/tracking/tracking-token.js';
 import { metricValue, ops } from '../faults/support/services.js';

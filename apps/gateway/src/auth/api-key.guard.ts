@@ -4,6 +4,7 @@ import { LOGGER } from '#libs/bootstrap';
 import { parseBearer, type BearerFailure } from '#libs/identity';
 import type { Logger } from '#libs/observability';
 import { ProblemException } from '../http/problem.js';
+import type { LookupGate } from '../rate-limit/auth-failures.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
 import { IdentityCacheService } from './identity-cache.service.js';
 import { KeyUsageService } from './key-usage.service.js';
@@ -35,28 +36,33 @@ export class ApiKeyGuard implements CanActivate {
   ) {}
 
   /**
-   * Authentication under the rate limits: per key on success, per client address on failure.
+   * Authentication under the rate limits: per key on success, per client address on failure
+   * (the key is checked first: a valid key is served whatever else its address sent).
    * A request the limits let through is a use of the key (`last_used_at`, written in batches).
    */
   async canActivate(context: ExecutionContext): Promise<boolean> {
     let use: { keyId: string; secret: string } | undefined;
-    await this.rateLimit.guard(context, 'api_key', async () => {
-      use = await this.authenticate(context);
+    await this.rateLimit.guard(context, 'api_key', async (gate) => {
+      use = await this.authenticate(context, gate);
       return use.keyId;
     });
     this.usage.record(use!.keyId, use!.secret);
     return true;
   }
 
-  /** Attaches the principal; resolves to the key id (what the rate limit counts) and the secret (for its last four characters). */
-  private async authenticate(context: ExecutionContext): Promise<{ keyId: string; secret: string }> {
+  /**
+   * Attaches the principal; resolves to the key id (what the rate limit counts) and the secret
+   * (for its last four characters). `gate`: what the key's database lookup goes through (the
+   * client address is blocked for failed authentications).
+   */
+  private async authenticate(context: ExecutionContext, gate: LookupGate | undefined): Promise<{ keyId: string; secret: string }> {
     const request = context.switchToHttp().getRequest<FastifyRequest & RequestWithPrincipal>();
     const bearer = parseBearer(request.headers.authorization);
     if (!bearer.ok) throw new ProblemException('invalid-api-key', BEARER_FAILURES[bearer.reason], { 'WWW-Authenticate': 'Bearer' });
 
     let key;
     try {
-      key = await this.identity.lookup(bearer.apiKey);
+      key = await this.identity.lookup(bearer.apiKey, gate);
     } catch (error) {
       this.logger.error({ err: (error as Error).message, requestId: request.id }, 'API-key lookup failed');
       throw new ProblemException('service-unavailable', 'Authentication is temporarily unavailable; retry later.', { 'Retry-After': '5' });

@@ -106,10 +106,15 @@ export class IdentityCacheService implements OnModuleInit, OnApplicationBootstra
     for (const scope of this.scopesOfPlatform(agentId)) this.cache.invalidate(scope);
   }
 
-  /** The active key for this secret, or null (unknown, revoked, malformed). Rejects when the database fails. */
-  lookup(secret: string): Promise<ActiveKey | null> {
+  /**
+   * The active key for this secret, or null (unknown, revoked, malformed). Rejects when the
+   * database fails. `gate`: runs the database lookup when the cache does not answer (the rate
+   * limiter queues the lookups of a client blocked for failed authentications).
+   */
+  lookup(secret: string, gate?: <T>(lookup: () => Promise<T>) => Promise<T>): Promise<ActiveKey | null> {
     const id = `key:${hashApiKeyBase64(secret)}`;
-    return this.cache.fetch(KEYS, id, () => this.repository.findActiveKeyBySecret(secret), {
+    const find = () => this.repository.findActiveKeyBySecret(secret);
+    return this.cache.fetch(KEYS, id, gate ? () => gate(find) : find, {
       keepIn: (key) => (key ? platformScope(key.agent_id) : undefined),
     });
   }

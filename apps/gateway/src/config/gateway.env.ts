@@ -79,11 +79,21 @@ export class GatewayEnv extends ServiceEnv {
   RATE_LIMIT_PER_TOKEN_PER_MINUTE = 60_000;
 
   /**
-   * Failed authentications (401) per minute from one client address; beyond them the address
-   * is answered 429 before its credential is looked at. 0: no limit.
+   * Failed authentications (401) per minute from one client address (IPv6: per
+   * RATE_LIMIT_IPV6_PREFIX); beyond them the address's failures are answered 429, while a
+   * valid credential from it is still served. 0: no limit.
    */
   @IsInt() @Min(0) @Max(100_000_000)
   AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE = 120;
+
+  /**
+   * How much of an IPv6 client address the per-address limits (failed authentications, tracking)
+   * count as one client: its first this many bits, 32 (a provider's allocation) to 128 (single
+   * addresses); a subscriber usually holds a whole /64, or a /56 or /48. IPv4 addresses
+   * (IPv4-mapped IPv6 included) are counted one by one.
+   */
+  @IsInt() @Min(32) @Max(128)
+  RATE_LIMIT_IPV6_PREFIX = 64;
 
   /** How long a rate-limit check waits for Redis before letting the request through (fail open). */
   @IsInt() @Min(5) @Max(5000)

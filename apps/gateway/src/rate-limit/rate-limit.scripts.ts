@@ -9,43 +9,31 @@
  */
 
 /**
- * A request by an authenticated principal.
- * KEYS[1] the principal's bucket, KEYS[2] the client address's failure bucket.
- * ARGV[1] principal limit (0: none), ARGV[2] failure limit (0: none), ARGV[3] window ms,
- * ARGV[4] tokens wanted (a lease: the gateway serves the next requests of this principal from
- * it without asking again; 1 when limits are small).
+ * A request by an authenticated principal: takes tokens from its bucket.
+ * KEYS[1] the principal's bucket. ARGV[1] limit (> 0), ARGV[2] window ms, ARGV[3] tokens wanted
+ * (a lease: the gateway serves the next requests of this principal from it without asking
+ * again; 1 when limits are small).
  * Returns {code, remaining, retry_ms, reset_ms, granted}: code 0 allowed (granted ≥ 1 tokens,
- * at most the ones wanted and the ones in the bucket), 1 over the principal's limit, 2 the
- * address is blocked by its failures (checked first, nothing is counted then).
+ * at most the ones wanted and the ones in the bucket), 1 over the limit (nothing taken).
  */
 export const CONSUME_SCRIPT = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
-local window = tonumber(ARGV[3])
-local failures = tonumber(ARGV[2])
-if failures > 0 then
-  local interval = window / failures
-  local tat = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if tat < now then tat = now end
-  local over = tat + interval - now - window
-  if over > 0 then return {2, 0, math.ceil(over), math.ceil(tat - now)} end
-end
-local limit = tonumber(ARGV[1])
-if limit <= 0 then return {0, -1, 0, 0, 0} end
-local interval = window / limit
+local window = tonumber(ARGV[2])
+local interval = window / tonumber(ARGV[1])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
 local over = tat + interval - now - window
 if over > 0 then return {1, 0, math.ceil(over), math.ceil(tat - now), 0} end
 local room = math.floor((window - (tat - now)) / interval + 1e-9)
-local granted = math.max(1, math.min(tonumber(ARGV[4]), room))
+local granted = math.max(1, math.min(tonumber(ARGV[3]), room))
 local next_tat = tat + granted * interval
 redis.call('SET', KEYS[1], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
 return {0, math.floor((window - (next_tat - now)) / interval), 0, math.ceil(next_tat - now), granted}
 `;
 
 /**
- * A failed authentication from a client address.
+ * A failed authentication from a client address (an IPv6 one by its prefix).
  * KEYS[1] the address's failure bucket. ARGV[1] failure limit, ARGV[2] window ms.
  * Returns {code, blocked_ms}: code 0 the failure was counted, 1 the address was already
  * blocked (not counted: a blocked address does not extend its own block); blocked_ms how long

@@ -3,7 +3,8 @@ import { LOGGER } from '#libs/bootstrap';
 import { counter, type Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { FailOpenRedis } from '../rate-limit/fail-open-redis.js';
-import { RATE_LIMIT_WINDOW_MS, addressKeyPart, redisKeyPrefix } from '../rate-limit/rate-limit.service.js';
+import { clientAddressKey } from '../rate-limit/client-address.js';
+import { RATE_LIMIT_WINDOW_MS, redisKeyPrefix } from '../rate-limit/rate-limit.store.js';
 import { ADMIT_SCRIPT } from './tracking-checks.scripts.js';
 
 /**
@@ -31,8 +32,9 @@ interface TrackingCommands {
 /**
  * The checks in front of a tracking event's publication, in Redis (shared by every replica),
  * one round trip (ADMIT_SCRIPT):
- * - per client address (`request.ip`, TRUSTED_PROXIES): TRACKING_LIMIT_PER_IP_PER_MINUTE
- *   requests that would record; beyond it the link still answers but records nothing;
+ * - per client address (`request.ip`, TRUSTED_PROXIES; IPv6 by RATE_LIMIT_IPV6_PREFIX):
+ *   TRACKING_LIMIT_PER_IP_PER_MINUTE requests that would record; beyond it the link still
+ *   answers but records nothing;
  * - once per (recommendation, kind): the first request claims the event (SET NX, key
  *   `weave:tracking:{<deployment>}:event:<event_id>`), publishes it, and then keeps the claim
  *   until the link has expired (+ a day); a repeat finds the claim and publishes nothing, so a
@@ -96,7 +98,7 @@ export class TrackingChecks implements OnModuleInit, OnApplicationShutdown {
   }
 
   private addressKey(address: string): string {
-    return `${this.prefix}:ip:${addressKeyPart(address)}`;
+    return `${this.prefix}:ip:${clientAddressKey(address, this.env.RATE_LIMIT_IPV6_PREFIX)}`;
   }
 
   private claimKey(eventId: string): string {
