@@ -1,10 +1,9 @@
-import { UseGuards, UseInterceptors, applyDecorators } from '@nestjs/common';
+import { UseGuards, applyDecorators } from '@nestjs/common';
 import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { API_KEY_SECURITY, ID_TOKEN_SECURITY } from '../docs/api-docs.js';
 import { problemExample, problemResponse } from '../docs/problem-responses.js';
 import type { ProblemDetails } from '../http/problem.js';
 import { RawInputGuard } from '../http/raw-input.guard.js';
-import { RateLimitHeadersInterceptor } from '../rate-limit/rate-limit-headers.interceptor.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { IdTokenGuard, RequireRole } from './id-token.guard.js';
 
@@ -16,13 +15,12 @@ const FORBIDDEN = ApiForbiddenResponse(
 
 /**
  * A route of the calling platform (API key): authentication under the rate limits (401, 403),
- * then RawInputGuard, in one guard list so that they run in this order; RateLimit-* headers
- * on the answers; with their OpenAPI security scheme and 401/403 answers.
+ * then RawInputGuard, in one guard list so that they run in this order; with their OpenAPI
+ * security scheme and 401/403 answers.
  */
 export function ApiKeyRoute(): MethodDecorator {
   return applyDecorators(
     UseGuards(ApiKeyGuard, RawInputGuard),
-    UseInterceptors(RateLimitHeadersInterceptor),
     ApiBearerAuth(API_KEY_SECURITY),
     ApiUnauthorizedResponse(
       problemResponse(
@@ -40,8 +38,8 @@ export function ApiKeyRoute(): MethodDecorator {
 
 /**
  * A route of the signed-in platform owner (identity-provider ID token, with `role` when given):
- * authentication under the rate limits (401, 403), then RawInputGuard; RateLimit-* headers on
- * the answers; with their OpenAPI security scheme and 401/403 answers.
+ * authentication under the rate limits (401, 403), then RawInputGuard; with their OpenAPI
+ * security scheme and 401/403 answers.
  */
 export function IdTokenRoute(role?: string): MethodDecorator {
   const roleExample: Record<string, { summary: string; value: ProblemDetails }> = role
@@ -49,7 +47,6 @@ export function IdTokenRoute(role?: string): MethodDecorator {
     : {};
   return applyDecorators(
     UseGuards(IdTokenGuard, RawInputGuard),
-    UseInterceptors(RateLimitHeadersInterceptor),
     ...(role ? [RequireRole(role)] : []),
     ApiBearerAuth(ID_TOKEN_SECURITY),
     ApiUnauthorizedResponse(

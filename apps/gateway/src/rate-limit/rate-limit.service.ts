@@ -5,7 +5,7 @@ import type { Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
 import { AuthFailures, type LookupGate } from './auth-failures.js';
 import { LeaseBook } from './lease-book.js';
-import { RATE_LIMIT, rateLimitHeaders, type RequestWithRateLimit } from './rate-limit-headers.interceptor.js';
+import { rateLimitHeaders, sendRateLimitHeaders } from './rate-limit-headers.js';
 import { RateLimitStore, type PrincipalKind } from './rate-limit.store.js';
 import { rateLimited } from './rate-limited.exception.js';
 
@@ -24,7 +24,7 @@ const MAX_LEASES = 100_000;
  * (docs/security.md "Rate limits"):
  * - per API key (its key id) and per ID-token subject: RATE_LIMIT_PER_KEY_PER_MINUTE and
  *   RATE_LIMIT_PER_TOKEN_PER_MINUTE, answered 429 with Retry-After beyond them (LeaseBook over
- *   RateLimitStore; RateLimitHeadersInterceptor sends RateLimit-* on the answers);
+ *   RateLimitStore; RateLimit-* headers on the answers, rate-limit-headers.ts);
  * - failed authentications per client address (AuthFailures): only requests whose credential
  *   failed are counted and, once the address is over AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE,
  *   refused; a valid credential is served whatever its address did.
@@ -73,7 +73,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
    * against the principal.
    */
   async guard(context: ExecutionContext, kind: PrincipalKind, authenticate: (gate: LookupGate | undefined) => Promise<string>): Promise<true> {
-    const request = context.switchToHttp().getRequest<FastifyRequest & RequestWithRateLimit>();
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
     const address = request.ip ?? 'unknown';
     let principal: string;
     try {
@@ -86,7 +86,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     const admission = await this.leases.admit(this.store.principalKey(kind, principal), limit);
     if (!admission) return true; // Redis did not answer: fail open
     if (!admission.allowed) throw rateLimited(kind, admission.retryMs, rateLimitHeaders({ limit, remaining: 0, resetMs: admission.resetMs }));
-    request[RATE_LIMIT] = { limit, remaining: admission.remaining, resetMs: admission.resetMs };
+    sendRateLimitHeaders(context, { limit, remaining: admission.remaining, resetMs: admission.resetMs });
     return true;
   }
 }
