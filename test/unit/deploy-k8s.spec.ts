@@ -155,6 +155,8 @@ function portsOf(rule: PolicyRule, named: Map<string, number> = new Map()): stri
 
 const rendered = new Map<string, K8sObject[]>();
 beforeAll(() => {
+  // The development overlay's secretGenerator reads git-ignored files with random values.
+  execFileSync(process.execPath, [join(root, 'scripts/dev-secrets.mjs')], { stdio: 'ignore' });
   try {
     for (const overlay of OVERLAYS) rendered.set(overlay, render(overlay));
   } catch (error) {
