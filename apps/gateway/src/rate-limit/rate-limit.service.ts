@@ -151,6 +151,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     this.enabled = env.RATE_LIMIT_PER_KEY_PER_MINUTE > 0 || env.RATE_LIMIT_PER_TOKEN_PER_MINUTE > 0 || env.AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE > 0;
     this.redis = new FailOpenRedis<LimiterCommands>({
       url: env.REDIS_URL,
+      tlsCaFile: env.REDIS_TLS_CA_FILE,
       name: 'gateway-rate-limit',
       timeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS,
       lazy: !this.enabled,
