@@ -33,9 +33,9 @@ function makeCa(name: string): void {
   openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '1', '-subj', `/CN=${name}`);
 }
 
-function makeServerCertificate(ca: string, name: string): void {
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', '/CN=localhost');
-  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', '-extfile', 'server.ext');
+function makeServerCertificate(ca: string, name: string, commonName = 'localhost', extensions = 'server.ext'): void {
+  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${commonName}`);
+  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', '-extfile', extensions);
 }
 
 function listening(port: number): Promise<boolean> {
@@ -58,6 +58,10 @@ beforeAll(async () => {
   makeCa('ca');
   makeCa('other-ca');
   makeServerCertificate('ca', 'server');
+  // Route certificates are used both ways (server and client auth), as nats-route-tls in production.
+  await writeFile(join(dir, 'route.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
+  makeServerCertificate('ca', 'route', 'nats-route', 'route.ext');
+  makeServerCertificate('ca', 'intruder', 'nats-intruder', 'route.ext');
   natsPort = await freePort();
   await writeFile(
     join(dir, 'nats.conf'),
@@ -94,6 +98,42 @@ describe('NATS over TLS', () => {
     for (const tls of [undefined, { caFile: join(dir, 'other-ca.crt') }]) {
       await expect(NatsClient.connect({ servers: [`nats://127.0.0.1:${natsPort}`], name: 'tls-test', tls })).rejects.toThrow(/certificate|self.signed|verify/i);
     }
+  });
+});
+
+describe('NATS routes: TLS both ways, admitted by certificate subject (deploy/k8s/overlays/prod/nats-values.yaml)', () => {
+  it('forms a route between two servers with the route certificate and refuses a server whose certificate of the same CA has another subject', async () => {
+    const ports = await Promise.all(Array.from({ length: 9 }, () => freePort()));
+    const server = (name: string, index: number, certificate: string, peer: number) => {
+      const [client, route, monitor] = ports.slice(index * 3, index * 3 + 3);
+      const conf = [
+        `server_name: ${name}`,
+        `listen: 127.0.0.1:${client}`,
+        `http: 127.0.0.1:${monitor}`,
+        'cluster {',
+        '  name: weave',
+        `  listen: 127.0.0.1:${route}`,
+        `  routes: [ "tls://127.0.0.1:${peer}" ]`,
+        // as nats-values.yaml: config.cluster.merge.authorization and config.cluster.tls.merge
+        '  authorization { user: "CN=nats-route" }',
+        `  tls { cert_file: "${certificate}.crt", key_file: "${certificate}.key", ca_file: "ca.crt", verify_and_map: true, timeout: 3 }`,
+        '}',
+      ].join('\n');
+      return { conf, client, route, monitor };
+    };
+    const a = server('a', 0, 'route', ports[4]);
+    const b = server('b', 1, 'route', ports[1]);
+    const intruder = server('intruder', 2, 'intruder', ports[1]);
+    for (const [name, s] of Object.entries({ a, b, intruder })) {
+      await writeFile(join(dir, `${name}.conf`), s.conf);
+      await startServer('nats-server', ['-c', join(dir, `${name}.conf`)], s.monitor);
+    }
+    const routes = async (monitor: number) => ((await (await fetch(`http://127.0.0.1:${monitor}/routez`)).json()) as { num_routes: number }).num_routes;
+    await waitFor(async () => (await routes(a.monitor)) === 1 && (await routes(b.monitor)) === 1, { timeoutMs: 15000, what: 'the route between a and b' });
+    // The intruder keeps trying (every second); none of its attempts is admitted.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await routes(intruder.monitor)).toBe(0);
+    expect(await routes(a.monitor)).toBe(1);
   });
 });
 

@@ -42,7 +42,7 @@ function credentialsIn(text: string): string[] {
     for (const match of code.matchAll(SETTING)) {
       const name = match[1] ?? match[3];
       const value = match[2] ?? match[4];
-      if (CREDENTIAL_NAME.test(name) && !NOT_A_VALUE.test(name) && !/[a-z]Secret$/.test(name) && !isReference(value)) found.push(`line ${index + 1}: ${name} = ${value}`);
+      if (CREDENTIAL_NAME.test(name) && !NOT_A_VALUE.test(name) && !/Secret$/.test(name) && !isReference(value)) found.push(`line ${index + 1}: ${name} = ${value}`);
     }
     for (const match of code.matchAll(URL_CREDENTIALS)) {
       if (!isReference(match[1])) found.push(`line ${index + 1}: a password in the URL ${match[0]}`);
