@@ -2,19 +2,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { runAdsCommand, type AdsCommand } from '../../apps/ops/src/ads.js';
 import { parseOpsCommand } from '../../apps/ops/src/cli.js';
-import {
-  checkProperty,
-  fuzzSeed,
-  seedPlatform,
-  startGateway,
-  startIdentityProvider,
-  startPayoutsRead,
-  startRecommendations,
-  startReportingProjection,
-  useTestStack,
-  type ServiceUnderTest,
-} from '../support/index.js';
-import { signIdToken, startTimezoneSettings } from '../support/oidc.js';
+import { checkProperty, fuzzSeed, seedPlatform, startFuzzedPlatform, startIdentityProvider, useTestStack, type ServiceUnderTest } from '../support/index.js';
+import { signIdToken } from '../support/oidc.js';
 
 /**
  * Contract fuzzing: every operation of the gateway's OpenAPI document (GET /docs/openapi.json),
@@ -39,7 +28,7 @@ const BODY_LIMIT = 64 * 1024;
 
 const stack = useTestStack();
 let gateway: string;
-const services: ServiceUnderTest<unknown>[] = [];
+let services: ServiceUnderTest<unknown>[] = [];
 let document: OpenApiDocument;
 const credentials: Record<string, string> = {};
 /** Tracking tokens the gateway signed (the `t` of real exposure and click links), mutated by the fuzzer. */
@@ -90,21 +79,7 @@ interface Operation {
 
 beforeAll(async () => {
   const { jwks, key: signing } = await startIdentityProvider(stack, ['ES256']);
-  services.push(stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 1000 })));
-  services.push(stack.track(await startPayoutsRead(stack.urls)));
-  services.push(stack.track(await startTimezoneSettings(stack.urls)));
-  services.push(stack.track(await startRecommendations(stack.urls)));
-  ({ base: gateway } = await startGateway(stack, {
-    jwksUrl: jwks.url,
-    // Limits this run cannot reach: its thousands of requests and failures from one address would
-    // otherwise end behind 429 (the limits themselves: gateway-rate-limit.spec.ts).
-    extra: {
-      AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE: '100000000',
-      RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
-      RATE_LIMIT_PER_TOKEN_PER_MINUTE: '100000000',
-      TRACKING_LIMIT_PER_IP_PER_MINUTE: '100000000',
-    },
-  }));
+  ({ gateway, services } = await startFuzzedPlatform(stack, jwks.url));
   const { keys } = await seedPlatform(stack, 'agent_contract', { owner: 'uid_contract', keys: ['live', 'test'] });
   credentials.liveKey = keys.live;
   credentials.testKey = keys.test;
