@@ -213,7 +213,7 @@ describe('a service with TLS settings', () => {
         env: { PATH: process.env.PATH ?? '', NATS_URL: 'tls://127.0.0.1:1', NATS_TLS_CA_FILE: join(dir, 'missing-ca.crt'), DATABASE_URL: 'postgres://x@127.0.0.1:1/weave', REDIS_URL: 'redis://127.0.0.1:1' },
         stdio: ['ignore', 'pipe', 'pipe'],
         encoding: 'utf8',
-        timeout: 20000,
+        timeout: 90000, // a loaded machine takes a while to load the gateway's modules
       });
     } catch (error) {
       failure = error as { status: number; stderr: string };
