@@ -1,19 +1,8 @@
 import { connect } from 'node:net';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import fc from 'fast-check';
-import {
-  checkProperty,
-  fuzzSeed,
-  seedPlatform,
-  startGateway,
-  startIdentityProvider,
-  startPayoutsRead,
-  startRecommendations,
-  startReportingProjection,
-  useTestStack,
-  type ServiceUnderTest,
-} from '../support/index.js';
-import { signIdToken, startTimezoneSettings, unsignedIdToken } from '../support/oidc.js';
+import { checkProperty, fuzzSeed, seedPlatform, startFuzzedPlatform, startIdentityProvider, useTestStack, type ServiceUnderTest } from '../support/index.js';
+import { signIdToken, unsignedIdToken } from '../support/oidc.js';
 
 /**
  * Property-based fuzzing of every HTTP route over real sockets. The gateway's routes come from
@@ -40,7 +29,7 @@ const PROBLEM = 'application/problem+json';
 
 const stack = useTestStack();
 let gatewayPort: number;
-const services: ServiceUnderTest<unknown>[] = [];
+let services: ServiceUnderTest<unknown>[] = [];
 let document: OpenApiDocument;
 const credentials: Record<string, string> = {};
 
@@ -76,17 +65,10 @@ interface Operation {
 
 beforeAll(async () => {
   const { jwks, key: signing } = await startIdentityProvider(stack, ['ES256']);
-  services.push(stack.track(await startReportingProjection({ ...stack.urls, REPORTING_PUBLISH_INTERVAL_MS: 1000 })));
-  services.push(stack.track(await startPayoutsRead(stack.urls)));
-  services.push(stack.track(await startTimezoneSettings(stack.urls)));
-  services.push(stack.track(await startRecommendations(stack.urls)));
-  const { base } = await startGateway(stack, {
-    jwksUrl: jwks.url,
-    // The limiter stays on, with limits this run cannot reach: the fuzzer's many failures would
-    // otherwise block its own address and hide everything behind 429 (limits: gateway-rate-limit.spec).
-    extra: { AUTH_FAILURE_LIMIT_PER_IP_PER_MINUTE: '100000000', RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000', RATE_LIMIT_PER_TOKEN_PER_MINUTE: '100000000' },
-  });
-  gatewayPort = Number(new URL(base).port);
+  // The limiter stays on, with limits this run cannot reach (startFuzzedPlatform).
+  const platform = await startFuzzedPlatform(stack, jwks.url);
+  services = platform.services;
+  gatewayPort = Number(new URL(platform.gateway).port);
 
   const { identity, keys } = await seedPlatform(stack, 'agent_fuzz', { owner: 'uid_fuzz', keys: ['live', 'test'] });
   const suspended = await seedPlatform(stack, 'agent_fuzz_suspended', { owner: 'uid_fuzz_suspended' });

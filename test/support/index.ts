@@ -13,3 +13,4 @@ export * from './property.js';
 export * from './weave-node.js';
 export * from './service-envs.js';
 export * from './report-fixture.js';
+export * from './fuzz-stack.js';

@@ -1,13 +1,14 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ConfigError, cidrList, loadEnv } from '#libs/config';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ConfigError, cidrList, databaseUrl, loadEnv, natsServers, natsTls, redisTls } from '#libs/config';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import YAML from 'yaml';
 import { Durables, Streams } from '#libs/contracts';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
@@ -25,6 +26,8 @@ import { SERVICE_ENVS, declaredVariables } from '../support/service-envs.js';
 const root = process.cwd();
 const KUBECTL = process.env.KUBECTL || 'kubectl';
 const OVERLAYS = ['dev', 'prod'] as const;
+/** Applied before the production overlay: the internal CA (cluster-wide) and namespace `nats` (README.md). */
+const PROD_PARTS = ['prod/pki', 'prod/nats'] as const;
 
 const SERVICES = SERVICE_ENVS;
 const SECRET_VARIABLES = ['DATABASE_URL', 'REDIS_URL', 'TRACKING_SIGNING_SECRET', 'OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS_URL', 'NATS_PASSWORD'];
@@ -42,6 +45,7 @@ type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; n
 
 const VALIDATORS: Record<string, new (data: never) => { validate(): void }> = {
   'v1/ConfigMap': ConfigMap,
+  'v1/Namespace': Namespace,
   'v1/Secret': Secret,
   'v1/Service': Service,
   'apps/v1/Deployment': Deployment,
@@ -85,6 +89,24 @@ function customResourceProblems(object: K8sObject): string[] | undefined {
     }
     return problems;
   }
+  if (object.apiVersion === 'cert-manager.io/v1' && object.kind === 'Certificate') {
+    const spec = object.spec ?? {};
+    need(typeof object.metadata.namespace === 'string', 'a Certificate is namespaced');
+    need(typeof spec.secretName === 'string', 'spec.secretName is required');
+    need(['ClusterIssuer', 'Issuer'].includes(spec.issuerRef?.kind) && typeof spec.issuerRef?.name === 'string', 'spec.issuerRef names an Issuer or ClusterIssuer');
+    need(spec.isCA === true || (Array.isArray(spec.usages) && spec.usages.length > 0), 'a leaf certificate states its usages');
+    need(spec.isCA === true || spec.usages?.includes('client auth') || (spec.dnsNames ?? []).length > 0, 'a server certificate names its hosts (dnsNames)');
+    for (const usage of spec.usages ?? []) need(['server auth', 'client auth', 'digital signature', 'key encipherment'].includes(usage), `unknown usage ${usage}`);
+    need(!spec.privateKey || ['ECDSA', 'RSA', 'Ed25519'].includes(spec.privateKey.algorithm), 'privateKey.algorithm is ECDSA, RSA or Ed25519');
+    return problems;
+  }
+  if (object.apiVersion === 'cert-manager.io/v1' && object.kind === 'ClusterIssuer') {
+    const spec = object.spec ?? {};
+    need(object.metadata.namespace === undefined, 'a ClusterIssuer is cluster-scoped');
+    need(Boolean(spec.selfSigned) !== Boolean(spec.ca), 'exactly one of spec.selfSigned, spec.ca');
+    need(!spec.ca || typeof spec.ca.secretName === 'string', 'spec.ca.secretName is required');
+    return problems;
+  }
   if (object.apiVersion === 'postgresql.cnpg.io/v1' && object.kind === 'Database') {
     const spec = object.spec ?? {};
     for (const field of ['name', 'owner']) need(typeof spec[field] === 'string', `spec.${field} is required`);
@@ -106,6 +128,7 @@ function normalize(object: K8sObject): K8sObject {
 }
 
 function render(overlay: string): K8sObject[] {
+  // overlay: a folder under deploy/k8s/overlays (prod/nats: the part applied to namespace nats)
   const output = execFileSync(KUBECTL, ['kustomize', join(root, 'deploy/k8s/overlays', overlay)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return YAML.parseAllDocuments(output)
     .map((doc) => doc.toJS() as K8sObject | null)
@@ -153,10 +176,70 @@ function portsOf(rule: PolicyRule, named: Map<string, number> = new Map()): stri
   return (rule.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}/${typeof p.port === 'string' ? (named.get(p.port) ?? p.port) : p.port}`);
 }
 
+/** Settings that name a file in the pod (a CA, a certificate, a key): the file must be mounted there. */
+const FILE_SETTINGS = ['NATS_TLS_CA_FILE', 'NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE', 'DATABASE_SSL_ROOT_CERT', 'REDIS_TLS_CA_FILE'];
+const fileStandIn = (() => {
+  let path: string | undefined;
+  return () => {
+    if (!path) {
+      path = join(mkdtempSync(join(tmpdir(), 'weave-k8s-')), 'mounted.pem');
+      writeFileSync(path, 'stand-in for a mounted file\n');
+    }
+    return path;
+  };
+})();
+
+/** The Secret and key a pod's path comes from (a secret volume mounted at the path's folder), or undefined. */
+function mountedSecretFile(deployment: K8sObject, path: string): { secret: string; key: string } | undefined {
+  const spec = deployment.spec.template.spec;
+  const mount = (spec.containers[0].volumeMounts ?? []).find((m: { mountPath: string }) => m.mountPath === dirname(path));
+  const volume = mount && (spec.volumes ?? []).find((v: { name: string }) => v.name === mount.name);
+  if (!volume?.secret) return undefined;
+  const file = path.slice(dirname(path).length + 1);
+  const items = volume.secret.items as { key: string; path: string }[] | undefined;
+  const key = items ? items.find((i) => i.path === file)?.key : file;
+  return key ? { secret: volume.secret.secretName, key } : undefined;
+}
+
+/**
+ * The environment a service's pod would load, with each file setting checked to be mounted in the
+ * pod (from a Secret volume) and pointed at a stand-in file here, as loadEnv checks that it exists.
+ */
+function withMountedFiles(config: Record<string, string>, deployment: K8sObject): Record<string, string> {
+  const out = { ...config };
+  for (const name of FILE_SETTINGS.filter((n) => config[n] !== undefined)) {
+    expect({ setting: name, path: config[name], mounted: Boolean(mountedSecretFile(deployment, config[name])) }).toEqual({ setting: name, path: config[name], mounted: true });
+    out[name] = fileStandIn();
+  }
+  return out;
+}
+
+/** Every object checked against its schema (core kinds) or its required fields (custom resources). */
+function schemaProblems(objects: K8sObject[]): string[] {
+  const problems: string[] = [];
+  for (const object of objects) {
+    const Model = VALIDATORS[`${object.apiVersion}/${object.kind}`];
+    if (Model) {
+      try {
+        new Model(normalize(object) as never).validate();
+      } catch (error) {
+        problems.push(`${object.kind}/${object.metadata.name}: ${(error as Error).message}`);
+      }
+      continue;
+    }
+    const custom = customResourceProblems(object);
+    if (custom === undefined) problems.push(`${object.apiVersion} ${object.kind}/${object.metadata.name}: no validator for this kind`);
+    else problems.push(...custom);
+  }
+  return problems;
+}
+
 const rendered = new Map<string, K8sObject[]>();
 beforeAll(() => {
+  // The development overlay's secretGenerator reads git-ignored files with random values.
+  execFileSync(process.execPath, [join(root, 'scripts/dev-secrets.mjs')], { stdio: 'ignore' });
   try {
-    for (const overlay of OVERLAYS) rendered.set(overlay, render(overlay));
+    for (const overlay of [...OVERLAYS, ...PROD_PARTS]) rendered.set(overlay, render(overlay));
   } catch (error) {
     const e = error as { message: string; stderr?: string };
     throw new Error(`\`${KUBECTL} kustomize\` failed (a kubectl with kustomize v4+ is needed; .ci/run installs one): ${e.stderr || e.message}`);
@@ -170,22 +253,7 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
 
   it('renders, and every object is valid against its schema (core kinds) or its required fields (CRDs)', () => {
     expect(objects().length).toBeGreaterThan(15);
-    const problems: string[] = [];
-    for (const object of objects()) {
-      const Model = VALIDATORS[`${object.apiVersion}/${object.kind}`];
-      if (Model) {
-        try {
-          new Model(normalize(object) as never).validate();
-        } catch (error) {
-          problems.push(`${object.kind}/${object.metadata.name}: ${(error as Error).message}`);
-        }
-        continue;
-      }
-      const custom = customResourceProblems(object);
-      if (custom === undefined) problems.push(`${object.apiVersion} ${object.kind}/${object.metadata.name}: no validator for this kind`);
-      else problems.push(...custom);
-    }
-    expect(problems).toEqual([]);
+    expect(schemaProblems(objects())).toEqual([]);
   });
 
   it('the schema validation is not vacuous', () => {
@@ -289,7 +357,9 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     const config = find('ConfigMap', objects().find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('weave-config'))!.metadata.name)!.data as Record<string, string>;
     const servers = overlay === 'prod' ? YAML.parse(readFileSync(join(root, 'deploy/k8s/overlays/prod/nats-values.yaml'), 'utf8')).config.cluster.replicas : find('StatefulSet', 'nats')!.spec.replicas;
     expect(config.NATS_STREAM_REPLICAS).toBe(String(servers));
-    expect(loadEnv(ReportingProjectionEnv, { ...config, NATS_PASSWORD: 'x', NATS_USER: 'reporting-projection' }).NATS_STREAM_REPLICAS).toBe(servers);
+    const pod = withMountedFiles(config, find('Deployment', 'reporting-projection')!);
+    const redisUrl = overlay === 'prod' ? { REDIS_URL: 'rediss://weave:x@redis:6379' } : {};
+    expect(loadEnv(ReportingProjectionEnv, { ...pod, ...redisUrl, NATS_PASSWORD: 'x', NATS_USER: 'reporting-projection' }).NATS_STREAM_REPLICAS).toBe(servers);
   });
 
   it('every ConfigMap key is a variable some service reads', () => {
@@ -415,7 +485,8 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     /** The gateway's configuration as the pod would load it: the ConfigMap, the plain env entries and the given secrets. */
     const gatewayEnv = (secrets: Record<string, string>) => {
       const plain = Object.fromEntries((gatewayContainer().env as { name: string; value?: string }[]).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
-      return loadEnv(GatewayEnv, { ...config(), ...plain, NATS_PASSWORD: 'nats-password-for-the-check', ...secrets });
+      const redisUrl = overlay === 'prod' ? { REDIS_URL: 'rediss://weave:x@redis:6379' } : {};
+      return loadEnv(GatewayEnv, { ...withMountedFiles(config(), find('Deployment', 'gateway')!), ...plain, ...redisUrl, NATS_PASSWORD: 'nats-password-for-the-check', ...secrets });
     };
 
     it('publishes no tracking secret in any generated Secret', () => {
@@ -525,4 +596,158 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
       for (const word of ['nats-values.yaml', 'CloudNativePG', 'Redis', 'sync_interval']) expect(readme).toContain(word);
     });
   }
+});
+
+// ───────────── Production: internal traffic over TLS, namespace nats ─────────────
+
+/** Whether a NetworkPolicy peer (of a policy in `policyNamespace`) takes in a pod of `namespace` with `labels`. */
+function peerAdmits(peer: Peer, policyNamespace: string, namespace: string, labels: Record<string, string>): boolean {
+  if (peer.ipBlock) return false; // no pod rule in these policies uses addresses
+  const namespaceOk = peer.namespaceSelector ? selects(peer.namespaceSelector, { 'kubernetes.io/metadata.name': namespace }) || Object.keys(peer.namespaceSelector).length === 0 : namespace === policyNamespace;
+  const podOk = peer.podSelector ? Object.keys(peer.podSelector).length === 0 || selects(peer.podSelector, labels) : true;
+  return namespaceOk && podOk;
+}
+
+/** Whether a DNS name (a wildcard `*.` covers one label) covers `host`. */
+function certificateCovers(dnsNames: string[], host: string): boolean {
+  return dnsNames.some((name) => (name.startsWith('*.') ? host.split('.').slice(1).join('.') === name.slice(2) : name === host));
+}
+
+describe('deploy/k8s/overlays/prod: internal traffic over TLS', () => {
+  const prod = () => rendered.get('prod')!;
+  const nats = () => rendered.get('prod/nats')!;
+  const pki = () => rendered.get('prod/pki')!;
+  const find = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+  const config = () => prod().find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('weave-config'))!.data as Record<string, string>;
+  const values = () => YAML.parse(readFileSync(join(root, 'deploy/k8s/overlays/prod/nats-values.yaml'), 'utf8'));
+  /** The ClusterIssuer that signs with the internal CA, and that CA's Certificate. */
+  const internalCa = () => {
+    const issuer = find(pki(), 'ClusterIssuer', 'weave-internal-ca')!;
+    const ca = pki().find((o) => o.kind === 'Certificate' && o.spec.secretName === issuer.spec.ca.secretName)!;
+    return { issuer, ca };
+  };
+  /** The Certificate that makes Secret `secretName` in `objects`, checked to be signed by the internal CA. */
+  const certificateFor = (objects: K8sObject[], secretName: string) => {
+    const certificate = objects.find((o) => o.kind === 'Certificate' && o.spec.secretName === secretName);
+    expect({ secretName, issuer: certificate?.spec.issuerRef }).toEqual({ secretName, issuer: { group: 'cert-manager.io', kind: 'ClusterIssuer', name: internalCa().issuer.metadata.name } });
+    return certificate!;
+  };
+
+  it('the CA part and the nats part render valid objects', () => {
+    for (const part of PROD_PARTS) expect({ part, problems: schemaProblems(rendered.get(part)!) }).toEqual({ part, problems: [] });
+    for (const object of nats()) if (object.kind !== 'Namespace') expect({ object: `${object.kind}/${object.metadata.name}`, namespace: object.metadata.namespace }).toEqual({ object: `${object.kind}/${object.metadata.name}`, namespace: 'nats' });
+  });
+
+  it('has an internal CA: a self-signed root kept in cert-manager\'s namespace, and a CA ClusterIssuer using it', () => {
+    const { ca } = internalCa();
+    expect(ca.metadata.namespace).toBe('cert-manager');
+    expect(ca.spec.isCA).toBe(true);
+    const root = find(pki(), 'ClusterIssuer', ca.spec.issuerRef.name)!;
+    expect(root.spec).toEqual({ selfSigned: {} });
+  });
+
+  it('connects every service to NATS, PostgreSQL and Redis over TLS, verified against the internal CA it mounts', () => {
+    const data = config();
+    for (const server of natsServers(data.NATS_URL)) expect(server).toMatch(/^tls:\/\//);
+    expect(data.DATABASE_SSL_MODE).toBe('verify-full');
+    for (const name of ['NATS_TLS_CA_FILE', 'DATABASE_SSL_ROOT_CERT', 'REDIS_TLS_CA_FILE']) expect({ name, set: typeof data[name] }).toEqual({ name, set: 'string' });
+    // The documented REDIS_URL (README.md) is rediss://.
+    const readme = readFileSync(join(root, 'deploy/k8s/overlays/prod/README.md'), 'utf8');
+    expect(readme).toMatch(/`REDIS_URL` \| `rediss:\/\/weave:<REDIS_PASSWORD>@redis:6379`/);
+    for (const [name, { env }] of Object.entries(SERVICES)) {
+      const deployment = find(prod(), 'Deployment', name)!;
+      // Every file setting is the ca.crt of the internal CA's Certificate in this namespace.
+      for (const setting of FILE_SETTINGS.filter((n) => data[n] !== undefined)) {
+        const file = mountedSecretFile(deployment, data[setting]);
+        expect({ name, setting, file }).toEqual({ name, setting, file: { secret: 'weave-services-tls', key: 'ca.crt' } });
+      }
+      certificateFor(prod(), 'weave-services-tls');
+      // Only the CA reaches the pod: the volume projects ca.crt and nothing else of the Secret.
+      const volume = deployment.spec.template.spec.volumes.find((v: { secret?: { secretName: string } }) => v.secret?.secretName === 'weave-services-tls');
+      expect(volume.secret.items).toEqual([{ key: 'ca.crt', path: 'ca.crt' }]);
+      // As the service loads it: TLS options on all three connections.
+      const loaded = loadEnv(env as new () => object, { ...withMountedFiles(data, deployment), REDIS_URL: 'rediss://weave:x@redis:6379', NATS_USER: name, NATS_PASSWORD: 'x', TRACKING_SIGNING_SECRET: 'a-random-production-secret-0123456789' }) as Parameters<typeof databaseUrl>[0] &
+        Parameters<typeof natsTls>[0] & { REDIS_TLS_CA_FILE?: string; REDIS_URL: string };
+      expect(natsTls(loaded)).toEqual({ caFile: fileStandIn() });
+      expect(redisTls(loaded.REDIS_URL, loaded.REDIS_TLS_CA_FILE)).toEqual({ ca: expect.any(Buffer) });
+      const url = new URL(databaseUrl({ ...loaded, DATABASE_URL: 'postgres://gateway:pw@weave-db-rw:5432/weave?sslmode=disable' }));
+      expect(Object.fromEntries(url.searchParams)).toEqual({ sslmode: 'verify-full', sslrootcert: fileStandIn() });
+    }
+  });
+
+  it('runs PostgreSQL with a certificate of the internal CA for the host the services use, and refuses plain connections', () => {
+    const cluster = prod().find((o) => o.kind === 'Cluster')!;
+    expect(cluster.spec.certificates.serverTLSSecret).toBe(cluster.spec.certificates.serverCASecret);
+    const certificate = certificateFor(prod(), cluster.spec.certificates.serverTLSSecret);
+    expect(certificate.spec.usages).toContain('server auth');
+    // The services' DATABASE_URL host (README.md: weave-db-rw), as verify-full checks it.
+    expect(certificateCovers(certificate.spec.dnsNames, `${cluster.metadata.name}-rw`)).toBe(true);
+    expect(cluster.spec.postgresql.pg_hba).toContain('hostnossl all all all reject');
+  });
+
+  it('runs Redis on TLS only, with a certificate of the internal CA for the host in REDIS_URL', () => {
+    const redis = find(prod(), 'StatefulSet', 'redis')!;
+    const container = redis.spec.template.spec.containers[0];
+    const script = container.args.join(' ');
+    expect(script).toMatch(/--port 0 --tls-port 6379 /);
+    const file = (flag: string) => script.match(new RegExp(`${flag} (\\S+)`))![1];
+    const volume = redis.spec.template.spec.volumes.find((v: { name: string }) => v.name === container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === dirname(file('--tls-cert-file'))).name);
+    certificateFor(prod(), volume.secret.secretName);
+    expect([file('--tls-cert-file'), file('--tls-key-file'), file('--tls-ca-cert-file')].map((f) => f.split('/').pop())).toEqual(['tls.crt', 'tls.key', 'ca.crt']);
+    expect(certificateCovers(find(prod(), 'Certificate', 'redis-tls')!.spec.dnsNames, 'redis')).toBe(true);
+    expect(container.readinessProbe.exec.command.join(' ')).toMatch(/redis-cli --tls --cacert \/tls\/ca\.crt .*--user weave ping/);
+  });
+
+  it('runs NATS with TLS for clients and routes, certificates of the internal CA, and route authorization by certificate', () => {
+    const v = values();
+    expect(v.config.nats.tls).toEqual(expect.objectContaining({ enabled: true, secretName: 'nats-server-tls' }));
+    const server = certificateFor(nats(), v.config.nats.tls.secretName);
+    const natsHost = new URL(natsServers(config().NATS_URL)[0].replace(/^tls:/, 'https:')).hostname;
+    expect(certificateCovers(server.spec.dnsNames, natsHost)).toBe(true);
+    expect(v.config.cluster.tls).toEqual(expect.objectContaining({ enabled: true, secretName: 'nats-route-tls' }));
+    const route = certificateFor(nats(), v.config.cluster.tls.secretName);
+    expect(route.spec.usages).toEqual(expect.arrayContaining(['server auth', 'client auth']));
+    // The chart's route URLs (routeURLs.useFQDN): nats-<i>.nats-headless.nats.svc.cluster.local.
+    expect(v.config.cluster.routeURLs).toEqual(expect.objectContaining({ useFQDN: true, k8sClusterDomain: 'cluster.local' }));
+    for (let i = 0; i < v.config.cluster.replicas; i += 1) expect(certificateCovers(route.spec.dnsNames, `nats-${i}.nats-headless.nats.svc.cluster.local`)).toBe(true);
+    // A route is admitted only with a certificate of the CA whose subject is the route user.
+    expect(v.config.cluster.tls.merge.verify_and_map).toBe(true);
+    expect(v.config.cluster.tls.merge.ca_file).toBe(`${v.config.cluster.tls.dir}/ca.crt`);
+    expect(v.config.cluster.merge.authorization).toEqual({ user: `CN=${route.spec.commonName}` });
+    expect(v.config.cluster.routeURLs.password).toBeUndefined();
+    expect(v.tlsCA).toEqual(expect.objectContaining({ enabled: true, secretName: 'nats-server-tls', key: 'ca.crt' }));
+  });
+
+  it('lets only the services (4222), the NATS peers (6222), Prometheus and KEDA (8222) reach the NATS servers', () => {
+    const policies = nats().filter((o) => o.kind === 'NetworkPolicy');
+    const deny = policies.filter((p) => Object.keys(p.spec.podSelector).length === 0);
+    expect(deny.map((p) => p.spec)).toEqual([{ podSelector: {}, policyTypes: ['Ingress', 'Egress'] }]);
+    const serverLabels = { 'app.kubernetes.io/name': 'nats', 'app.kubernetes.io/instance': 'nats', 'app.kubernetes.io/component': 'nats' };
+    const boxLabels = { ...serverLabels, 'app.kubernetes.io/component': 'nats-box' };
+    const ingress = rulesFor(policies, serverLabels, 'ingress');
+    const allowed = (namespace: string, labels: Record<string, string>) =>
+      [...new Set(ingress.filter((r) => (r.from ?? []).some((peer) => peerAdmits(peer, 'nats', namespace, labels))).flatMap((r) => portsOf(r)))].sort();
+    const serviceLabels = (name: string) => find(prod(), 'Deployment', name)!.spec.template.metadata.labels as Record<string, string>;
+    for (const name of Object.keys(SERVICES)) expect({ name, ports: allowed('weave', serviceLabels(name)) }).toEqual({ name, ports: ['TCP/4222'] });
+    const cases: [string, string, Record<string, string>, string[]][] = [
+      ['a NATS peer', 'nats', serverLabels, ['TCP/6222']],
+      ['nats-box', 'nats', boxLabels, ['TCP/4222']],
+      ['Prometheus', 'monitoring', { 'app.kubernetes.io/name': 'prometheus' }, ['TCP/7777', 'TCP/8222']],
+      ['KEDA', 'keda', { 'app.kubernetes.io/name': 'keda-operator' }, ['TCP/8222']],
+      ['Redis beside the services', 'weave', find(prod(), 'StatefulSet', 'redis')!.spec.template.metadata.labels, []],
+      ['a service\'s name in another namespace', 'default', serviceLabels('gateway'), []],
+      ['anything in the monitoring namespace', 'monitoring', { 'app.kubernetes.io/name': 'grafana' }, []],
+      ['a pod of the nats namespace', 'nats', { app: 'debug' }, []],
+    ];
+    for (const [who, namespace, labels, ports] of cases) expect({ who, ports: allowed(namespace, labels) }).toEqual({ who, ports });
+    // The servers call each other on the route port, and DNS; nothing else.
+    const egress = rulesFor(policies, serverLabels, 'egress');
+    expect([...new Set(egress.flatMap((r) => portsOf(r)))].sort()).toEqual(['TCP/53', 'TCP/6222', 'UDP/53']);
+    for (const rule of egress) for (const peer of rule.to ?? []) expect(peer.ipBlock).toBeUndefined();
+    // The services' own egress reaches the NATS servers on 4222 only (../../base).
+    for (const name of Object.keys(SERVICES)) {
+      const toNats = rulesFor(prod(), serviceLabels(name), 'egress').filter((r) => (r.to ?? []).some((peer) => peerAdmits(peer, 'weave', 'nats', serverLabels)));
+      expect({ name, ports: toNats.flatMap((r) => portsOf(r)) }).toEqual({ name, ports: ['TCP/4222'] });
+    }
+  });
 });

@@ -13,7 +13,7 @@ import {
 } from '#libs/identity';
 import { ensureStreams, natsAuthOptions } from '#libs/nats';
 import { describeServerOutcome, privateNatsSettings, provideLocalServers, type LocalServers } from '#libs/servers';
-import { natsIdentity, natsServers, streamRetention } from '#libs/config';
+import { natsIdentity, natsServers, streamRetention, databaseUrl, natsTls } from '#libs/config';
 import type { DemoEnv } from './config/demo.env.js';
 import { demoKeys, type DemoKey } from './platform/demo-keys.js';
 import { progress } from './publish/progress.js';
@@ -81,7 +81,7 @@ export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
   let dataSource: DataSource | undefined;
   let nats: NatsConnection | undefined;
   try {
-    dataSource = createIdentityDataSource(env.DATABASE_URL, 2, 'demo');
+    dataSource = createIdentityDataSource(databaseUrl(env), 2, 'demo');
     await initializeDatabase(dataSource);
     const identity = new IdentityRepository(dataSource);
     const platform = await identity.createPlatform(DEMO_PLATFORM.agentId, DEMO_PLATFORM.ownerUid);
@@ -93,7 +93,7 @@ export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
 
     // An internal producer's connection (DESIGN §4, §8): as `producer` when its password is given.
     const natsUser = natsIdentity(env) ?? (env.NATS_PASSWORD_PRODUCER ? { user: 'producer', pass: env.NATS_PASSWORD_PRODUCER } : undefined);
-    nats = await connect({ servers: natsServers(env.NATS_URL), name: 'demo', ...(await natsAuthOptions(natsUser, 'demo')) });
+    nats = await connect({ servers: natsServers(env.NATS_URL), name: 'demo', ...(await natsAuthOptions(natsUser, 'demo')), ...(natsTls(env) ? { tls: natsTls(env) } : {}) });
     // The producer may not call the JetStream API (deploy/nats/users.conf): then the services
     // have created the streams, and the stream's duplicate detection stands in for the marker.
     const manager = natsUser?.user === 'producer' ? undefined : await jetstreamManager(nats);

@@ -13,6 +13,7 @@ import { PayoutsModule } from './payouts/payouts.module.js';
 import { RecommendationsModule } from './recommendations/recommendations.module.js';
 import { ReportingModule } from './reporting/reporting.module.js';
 import { TrackingModule } from './tracking/tracking.module.js';
+import { databaseUrl } from '#libs/config';
 
 /**
  * The gateway: the only public HTTP surface; owns the identity schema (platforms, API keys).
@@ -29,7 +30,7 @@ export class GatewayModule {
           service: 'gateway',
           env,
           logger,
-          database: { create: (e) => createIdentityDataSource(e.DATABASE_URL, e.DATABASE_POOL_SIZE, 'gateway') },
+          database: { create: (e) => createIdentityDataSource(databaseUrl(e), e.DATABASE_POOL_SIZE, 'gateway') },
         }),
         AuthModule,
         ReportingModule,

@@ -1,5 +1,5 @@
 import { connect } from '@nats-io/transport-node';
-import { ConfigError, loadEnv, natsServers } from '#libs/config';
+import { ConfigError, loadEnv, natsServers, databaseUrl, natsTls } from '#libs/config';
 import { BroadcastSubjects } from '#libs/contracts';
 import { initializeDatabase } from '#libs/database';
 import {
@@ -33,6 +33,7 @@ async function announce(env: OpsEnv, change: IdentityChangedMessage): Promise<vo
       reconnect: false,
       timeout: env.OPS_NATS_TIMEOUT_MS,
       ...(await natsAuthOptions(opsNatsIdentity(env), 'ops')),
+      ...(natsTls(env) ? { tls: natsTls(env) } : {}),
     });
     nc.publish(BroadcastSubjects.identityChanged, encodeIdentityChanged(change));
     await Promise.race([
@@ -78,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
 
   if (command.kind === 'ads.import' || command.kind === 'ads.list') {
     try {
-      process.stdout.write(`${JSON.stringify(await runAdsCommand(command, env.DATABASE_URL))}\n`);
+      process.stdout.write(`${JSON.stringify(await runAdsCommand(command, databaseUrl(env)))}\n`);
       return 0;
     } catch (error) {
       process.stderr.write(error instanceof CatalogFileError ? describeCatalogFileError(error) : `error: ${(error as Error).message ?? String(error)}\n`);
@@ -89,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
   if (command.kind === 'deadletters.list' || command.kind === 'deadletters.redrive') {
     let nats: NatsClient | undefined;
     try {
-      nats = await NatsClient.connect({ servers: natsServers(env.NATS_URL), name: 'ops', identity: opsNatsIdentity(env) });
+      nats = await NatsClient.connect({ servers: natsServers(env.NATS_URL), name: 'ops', identity: opsNatsIdentity(env), tls: natsTls(env) });
       // No retention here: the operator's shell need not carry the services' settings.
       await ensureStreams(nats.manager);
       const output =
@@ -106,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
     }
   }
 
-  const dataSource = createIdentityDataSource(env.DATABASE_URL, 2, 'ops');
+  const dataSource = createIdentityDataSource(databaseUrl(env), 2, 'ops');
   try {
     await initializeDatabase(dataSource);
     const outcome = await runOpsCommand(command, new IdentityRepository(dataSource));

@@ -52,7 +52,7 @@ export class InfrastructureModule {
         loggerProvider(options.logger),
         natsProvider(natsServers(options.env.NATS_URL), options.service, natsSettings(options.env)),
         dataSourceProvider(() => options.database.create(options.env)),
-        redisProvider(options.env.REDIS_URL, options.service),
+        redisProvider(options.env.REDIS_URL, options.service, options.env.REDIS_TLS_CA_FILE),
         InfrastructureShutdown,
       ],
       exports: [options.env.constructor as never, LOGGER, NatsClient, DataSource, REDIS],

@@ -5,7 +5,7 @@ import { NatsClient, ensureStreams, type StreamRetention } from '#libs/nats';
 import { initializeDatabase, isTransientDatabaseError } from '#libs/database';
 import { describeConnectionError, redactUrl } from '#libs/servers';
 import type { DependencyCheck, Logger } from '#libs/observability';
-import { natsIdentity, streamRetention, type NatsIdentity, type ServerEnv } from '#libs/config';
+import { natsIdentity, natsTls, streamRetention, type NatsIdentity, type NatsTls, type ServerEnv } from '#libs/config';
 import { connectWithRetry } from './connect-retry.js';
 import { createRedis } from './redis.js';
 
@@ -19,12 +19,13 @@ export function loggerProvider(logger: Logger): Provider {
 /** The NATS identity (DESIGN §8), stream retention and stream replicas a service's env asks for. */
 export interface NatsSettings {
   identity?: NatsIdentity;
+  tls?: NatsTls;
   retention?: StreamRetention;
   replicas?: number;
 }
 
 export function natsSettings(env: ServerEnv): NatsSettings {
-  return { identity: natsIdentity(env), retention: streamRetention(env), replicas: env.NATS_STREAM_REPLICAS };
+  return { identity: natsIdentity(env), tls: natsTls(env), retention: streamRetention(env), replicas: env.NATS_STREAM_REPLICAS };
 }
 
 /** Connects to NATS (as the env's user) and creates the JetStream streams of DESIGN §4 with the env's retention and replicas (idempotent). */
@@ -37,7 +38,7 @@ export function natsProvider(servers: string[], name: string, settings: NatsSett
         server: 'NATS',
         target: servers.map(redactUrl).join(','),
         logger,
-        attempt: () => NatsClient.connect({ servers, name, logger, identity: settings.identity }),
+        attempt: () => NatsClient.connect({ servers, name, logger, identity: settings.identity, tls: settings.tls }),
       });
       await ensureStreams(nats.manager, { retention: settings.retention, replicas: settings.replicas, logger });
       return nats;
@@ -77,12 +78,13 @@ export function dataSourceProvider(create: () => DataSource): Provider {
   };
 }
 
-export function redisProvider(url: string, name: string): Provider {
+/** `tlsCaFile`: REDIS_TLS_CA_FILE, the CA of a rediss:// server's certificate. */
+export function redisProvider(url: string, name: string, tlsCaFile?: string): Provider {
   return {
     provide: REDIS,
     inject: [LOGGER],
     useFactory: (logger: Logger) => {
-      const redis = createRedis(url, name);
+      const redis = createRedis(url, name, {}, tlsCaFile);
       const target = redactUrl(url);
       let connectedOnce = false;
       let attempts = 0;

@@ -1,4 +1,5 @@
-import { IsEmpty, IsInt, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsEmpty, IsIn, IsInt, IsString, Matches, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
+import { IsReadableFile } from './tls-env.js';
 
 /** Settings every service shares: the three servers of DESIGN §2. */
 export class ServerEnv {
@@ -43,11 +44,51 @@ export class ServerEnv {
   @IsInt() @Min(1) @Max(5)
   NATS_STREAM_REPLICAS = 1;
 
+  /**
+   * TLS to NATS (deploy/k8s prod): the CA that signed the servers' certificates; with it the
+   * connection is TLS and the server's certificate is verified. NATS_TLS_CERT_FILE and
+   * NATS_TLS_KEY_FILE (together) add a client certificate. None: plain connections (local).
+   */
+  @ValidateIf((env: ServerEnv) => env.NATS_TLS_CA_FILE !== undefined || env.NATS_TLS_CERT_FILE !== undefined)
+  @IsReadableFile('NATS_TLS_CERT_FILE')
+  NATS_TLS_CA_FILE?: string;
+
+  @ValidateIf((env: ServerEnv) => env.NATS_TLS_CERT_FILE !== undefined || env.NATS_TLS_KEY_FILE !== undefined)
+  @IsReadableFile('NATS_TLS_KEY_FILE')
+  NATS_TLS_CERT_FILE?: string;
+
+  @ValidateIf((env: ServerEnv) => env.NATS_TLS_CERT_FILE !== undefined || env.NATS_TLS_KEY_FILE !== undefined)
+  @IsReadableFile('NATS_TLS_CERT_FILE')
+  NATS_TLS_KEY_FILE?: string;
+
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/weave';
 
+  /**
+   * `verify-full`: TLS to PostgreSQL, the server's certificate checked against
+   * DATABASE_SSL_ROOT_CERT (or the system's CAs) and its name against DATABASE_URL's host,
+   * whatever sslmode DATABASE_URL carries (databaseUrl). Unset: DATABASE_URL's own sslmode.
+   */
+  @ValidateIf((env: ServerEnv) => env.DATABASE_SSL_MODE !== undefined || env.DATABASE_SSL_ROOT_CERT !== undefined)
+  @IsIn(['verify-full'], { message: 'DATABASE_SSL_MODE must be verify-full (required with DATABASE_SSL_ROOT_CERT), or unset' })
+  DATABASE_SSL_MODE?: string;
+
+  /** The CA file PostgreSQL's server certificate must chain to (libpq's sslrootcert). */
+  @ValidateIf((env: ServerEnv) => env.DATABASE_SSL_ROOT_CERT !== undefined)
+  @IsReadableFile()
+  DATABASE_SSL_ROOT_CERT?: string;
+
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// URL' })
   REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** With a rediss:// REDIS_URL: the CA Redis's certificate must chain to (default: the system's CAs). */
+  @ValidateIf((env: ServerEnv) => env.REDIS_TLS_CA_FILE !== undefined)
+  @IsReadableFile()
+  @ValidateBy({
+    name: 'needsRediss',
+    validator: { validate: (_value, args) => (args?.object as ServerEnv).REDIS_URL.startsWith('rediss://'), defaultMessage: () => 'REDIS_TLS_CA_FILE needs a rediss:// REDIS_URL (TLS)' },
+  })
+  REDIS_TLS_CA_FILE?: string;
 
   @IsString()
   LOG_LEVEL = 'info';

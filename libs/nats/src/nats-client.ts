@@ -1,6 +1,6 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsIdentity } from '#libs/config';
+import type { NatsIdentity, NatsTls } from '#libs/config';
 import type { Logger } from '#libs/observability';
 import { natsAuthOptions } from './nats-auth.js';
 
@@ -12,12 +12,16 @@ export class NatsClient {
     readonly manager: JetStreamManager,
   ) {}
 
-  /** `identity`: the process's NATS user (DESIGN §8); without it the connection is anonymous. */
-  static async connect(options: { servers: string[]; name: string; logger?: Logger; identity?: NatsIdentity }): Promise<NatsClient> {
+  /**
+   * `identity`: the process's NATS user (DESIGN §8); without it the connection is anonymous.
+   * `tls`: TLS with the server's certificate verified against that CA (NATS_TLS_*); without it plain.
+   */
+  static async connect(options: { servers: string[]; name: string; logger?: Logger; identity?: NatsIdentity; tls?: NatsTls }): Promise<NatsClient> {
     const connection = await connect({
       servers: options.servers,
       name: options.name,
       ...(await natsAuthOptions(options.identity, options.name)),
+      ...(options.tls ? { tls: options.tls } : {}),
       // A service outlives NATS restarts: it reconnects for as long as it runs.
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,

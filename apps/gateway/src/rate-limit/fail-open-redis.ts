@@ -8,6 +8,8 @@ const WARNING_INTERVAL_MS = 10_000;
 
 export interface FailOpenRedisOptions {
   url: string;
+  /** REDIS_TLS_CA_FILE: the CA of a rediss:// server's certificate. */
+  tlsCaFile?: string;
   /** The connection's name (CLIENT LIST). */
   name: string;
   /** How long a command may take before the check fails open. */
@@ -37,7 +39,7 @@ export class FailOpenRedis<Commands extends object> {
   private failedOpenSinceWarning = 0;
 
   constructor(private readonly options: FailOpenRedisOptions) {
-    const client = createRedis(options.url, options.name, { commandTimeout: options.timeoutMs, lazyConnect: options.lazy ?? false });
+    const client = createRedis(options.url, options.name, { commandTimeout: options.timeoutMs, lazyConnect: options.lazy ?? false }, options.tlsCaFile);
     for (const [name, script] of Object.entries(options.scripts)) client.defineCommand(name, script);
     client.on('error', (error: Error) => this.warn(error));
     this.client = client as Redis & Commands;

@@ -65,6 +65,7 @@ export class RateLimitStore implements LeaseStore {
     this.prefix = redisKeyPrefix('ratelimit', env.DATABASE_URL);
     this.redis = new FailOpenRedis<LimiterCommands>({
       url: env.REDIS_URL,
+      tlsCaFile: env.REDIS_TLS_CA_FILE,
       name: 'gateway-rate-limit',
       timeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS,
       lazy,

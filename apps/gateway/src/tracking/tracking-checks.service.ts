@@ -60,6 +60,7 @@ export class TrackingChecks implements OnModuleInit, OnApplicationShutdown {
     this.prefix = redisKeyPrefix('tracking', env.DATABASE_URL);
     this.redis = new FailOpenRedis<TrackingCommands>({
       url: env.REDIS_URL,
+      tlsCaFile: env.REDIS_TLS_CA_FILE,
       name: 'gateway-tracking',
       timeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS,
       scripts: { trackingAdmit: { numberOfKeys: 2, lua: ADMIT_SCRIPT } },
