@@ -29,7 +29,7 @@ describe('GatewayEnv (issue 12)', () => {
       const found = problems({ [name]: short });
       expect(found).toEqual([`${name}: ${name} must be at least 32 bytes; choose a random one (openssl rand -base64 48)`]);
       expect(problems({ [name]: `${short}1` })).toEqual([]);
-      // 16 characters of two bytes each: 32 bytes, accepted; 31 such bytes with one ASCII character fewer, refused.
+      // 16 characters of two bytes each: 32 bytes, accepted; 15 of them and one ASCII character: 16 characters, 31 bytes, refused.
       expect(problems({ [name]: 'é'.repeat(16) })).toEqual([]);
       expect(problems({ [name]: `${'é'.repeat(15)}x` })).toHaveLength(1);
     }
