@@ -30,10 +30,14 @@ interface AutocannonRequest<Context> {
 interface AutocannonOptions<Context> {
   url: string;
   connections: number;
-  duration: number;
+  /** Seconds to run; ignored when `amount` is given. */
+  duration?: number;
+  /** Requests to send in all, over every connection (instead of a duration). */
+  amount?: number;
   headers?: Record<string, string>;
   /** The sequence every connection loops over (e.g. one request per platform key). */
   requests?: AutocannonRequest<Context>[];
+  /** Seconds before a request counts as timed out. */
   timeout?: number;
   /** Requests per second over all connections (default: as fast as answers come). */
   overallRate?: number;

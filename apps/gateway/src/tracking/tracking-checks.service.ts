@@ -61,6 +61,8 @@ export class TrackingChecks implements OnModuleInit, OnApplicationShutdown {
       name: 'gateway-tracking',
       timeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS,
       scripts: { trackingAdmit: { numberOfKeys: 2, lua: ADMIT_SCRIPT } },
+      // The admissions of concurrent requests, and the confirmations their PubAcks bring together, share writes.
+      autoPipelining: true,
       logger,
       countFailOpen: () => failOpens.inc(),
       warning: 'tracking checks: Redis unavailable, tracking events are published without the per-address limit and the once-only check',
