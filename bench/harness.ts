@@ -79,6 +79,13 @@ export async function load(
     timeout: 10,
     overallRate: options.overallRate,
   });
+  return figuresOf(result);
+}
+
+/** The figures of an autocannon result; `alsoOk`: statuses other than 2xx that count as answered as expected (e.g. '302'). */
+export function figuresOf(result: AutocannonResult, alsoOk: string[] = []): LoadFigures {
+  const expected = (status: string) => status.startsWith('2') || alsoOk.includes(status);
+  const extra = alsoOk.reduce((count, status) => count + (result.statusCodeStats?.[status]?.count ?? 0), 0);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -87,9 +94,9 @@ export async function load(
     max: result.latency.max,
     mean: result.latency.average,
     total: result.requests.total,
-    ok: result['2xx'],
-    non2xx: result.non2xx,
-    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !status.startsWith('2')).map(([status, { count }]) => [status, count])),
+    ok: result['2xx'] + extra,
+    non2xx: result.non2xx - extra,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !expected(status)).map(([status, { count }]) => [status, count])),
     errors: result.errors,
     timeouts: result.timeouts,
   };

@@ -32,7 +32,7 @@ import { Durables, Streams, type Report } from '#libs/contracts';
 import { signTrackingToken, trackingExpiry, type SignedTrackingClaims } from '../apps/gateway/src/tracking/tracking-token.js';
 import { Redis } from 'ioredis';
 import { freePort, newTestDatabase, startNats, startPrivateRedis, waitFor, waitForConsumer } from '../test/support/index.js';
-import { autocannon, cpuOf, describeLoad, metricSum, scrapeMetrics, seedPlatforms, startChild, startDeployment, waitForHttp, type Child, type LoadFigures } from './harness.js';
+import { autocannon, cpuOf, describeLoad, figuresOf, metricSum, scrapeMetrics, seedPlatforms, startChild, startDeployment, waitForHttp, type Child, type LoadFigures } from './harness.js';
 import { fmt, machine, setting } from './support.js';
 
 const LINKS = setting('LINKS', 100_000);
@@ -90,24 +90,9 @@ async function openEach(base: string, paths: string[], rate?: number): Promise<L
     overallRate: rate,
     requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length] }) }],
   });
+  // 204 and 302 are both what a valid link answers.
   return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p90: result.latency.p90,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    mean: result.latency.average,
-    total: result.requests.total,
-    // 204 and 302 are both what a valid link answers.
-    ok: result['2xx'] + (result.statusCodeStats?.['302']?.count ?? 0),
-    non2xx: result.non2xx - (result.statusCodeStats?.['302']?.count ?? 0),
-    statuses: Object.fromEntries(
-      Object.entries(result.statusCodeStats ?? {})
-        .filter(([status]) => !status.startsWith('2') && status !== '302')
-        .map(([status, { count }]) => [status, count]),
-    ),
-    errors: result.errors,
-    timeouts: result.timeouts,
+    ...figuresOf(result, ['302']),
     setups: next,
     seconds: result.duration,
   };
@@ -180,7 +165,14 @@ async function main() {
     const outcomes = async () => {
       const samples = await scrapeMetrics(gateway.metrics);
       const of = (outcome: string) => metricSum(samples, 'weave_tracking_requests_total', { outcome }) || 0;
-      return { published: of('published'), duplicate: of('duplicate'), deferred: of('deferred'), other: ['expired', 'suspended', 'rate_limited', 'invalid', 'unavailable'].reduce((sum, o) => sum + of(o), 0) };
+      return {
+        published: of('published'),
+        duplicate: of('duplicate'),
+        deferred: of('deferred'),
+        other: ['expired', 'suspended', 'rate_limited', 'invalid', 'unavailable'].reduce((sum, o) => sum + of(o), 0),
+        // Checks skipped because Redis did not answer in RATE_LIMIT_REDIS_TIMEOUT_MS: those events were published without a claim.
+        unchecked: metricSum(samples, 'weave_tracking_checks_fail_open_total') || 0,
+      };
     };
 
     // Warm-up: both servers, outside the measured figures (the gateway's on another platform's links).
@@ -260,9 +252,12 @@ async function main() {
       firstOutcomes.published === LINKS && firstOutcomes.duplicate + firstOutcomes.deferred + firstOutcomes.other === 0 &&
       streamAfter - streamBefore === LINKS;
     const countedOnce = first.exposures === LINKS && first.clicks === clickLinks;
+    // A link whose first open went unchecked (Redis too slow: fail open) holds no claim, so its repeat is published again
+    // (JetStream drops it inside its duplicate window only); the report must not move either way.
     const repeatsIgnored =
-      r.ok === repeated.length && repeatOutcomes.published === 0 && repeatOutcomes.duplicate === repeated.length &&
-      streamRepeated === streamAfter && second.exposures === first.exposures && second.clicks === first.clicks;
+      r.ok === repeated.length && repeatOutcomes.published + repeatOutcomes.duplicate === repeated.length &&
+      repeatOutcomes.published <= firstOutcomes.unchecked + repeatOutcomes.unchecked &&
+      streamRepeated - streamAfter === repeatOutcomes.published && second.exposures === first.exposures && second.clicks === first.clicks;
     const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
     console.log('');
@@ -287,14 +282,14 @@ async function main() {
         `p99 ${g.figures.p99} ms (target ≤ ${TARGET_P99_MS} ms: ${verdict(g.figures.p99 <= TARGET_P99_MS)}; ceiling's ${c.figures.p99} ms)`,
     );
     console.log(
-      `  published once each: outcomes published ${fmt(firstOutcomes.published)}, duplicate ${fmt(firstOutcomes.duplicate)}, deferred ${fmt(firstOutcomes.deferred)}, other ${fmt(firstOutcomes.other)}; ` +
+      `  published once each: outcomes published ${fmt(firstOutcomes.published)} (of which unchecked, Redis too slow: ${fmt(firstOutcomes.unchecked)}), duplicate ${fmt(firstOutcomes.duplicate)}, deferred ${fmt(firstOutcomes.deferred)}, other ${fmt(firstOutcomes.other)}; ` +
         `EVENTS +${fmt(streamAfter - streamBefore)} messages; ${fmt(g.figures.ok)} answers 204/302 of ${fmt(g.figures.total)} (links handed out ${fmt(g.figures.setups)}): ${verdict(onceEach)}`,
     );
     console.log(
       `  counted once in the report (7d, updated ${first.updated_at}): exposures ${fmt(first.exposures)} (expected ${fmt(LINKS)}), clicks ${fmt(first.clicks)} (expected ${fmt(clickLinks)}): ${verdict(countedOnce)}`,
     );
     console.log(
-      `  ${fmt(repeated.length)} links opened again (${describeLoad(r)}): published ${fmt(repeatOutcomes.published)}, duplicate ${fmt(repeatOutcomes.duplicate)}, ` +
+      `  ${fmt(repeated.length)} links opened again (${describeLoad(r)}): published ${fmt(repeatOutcomes.published)} (at most the unchecked: ${fmt(firstOutcomes.unchecked + repeatOutcomes.unchecked)}), duplicate ${fmt(repeatOutcomes.duplicate)}, ` +
         `EVENTS +${fmt(streamRepeated - streamAfter)}, report exposures ${fmt(second.exposures)}, clicks ${fmt(second.clicks)}: ${verdict(repeatsIgnored)}`,
     );
     console.log(`finished ${new Date().toISOString()}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
