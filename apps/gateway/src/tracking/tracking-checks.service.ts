@@ -86,10 +86,15 @@ export class TrackingChecks implements OnModuleInit, OnApplicationShutdown {
     return code === 0 ? 'admitted' : code === 1 ? 'rate_limited' : 'duplicate';
   }
 
-  /** After the PubAck: keeps the claim until the link has expired (not awaited; lost, the claim lapses and a repeat may publish again). */
+  /**
+   * After the PubAck: holds the claim until the link has expired (not awaited; lost, the claim
+   * lapses and a repeat may publish again). SET rather than PEXPIRE, so that an event published
+   * unchecked (Redis did not answer the admission in time) is claimed too once Redis answers, and
+   * its repeats are not published again after JetStream's duplicate window.
+   */
   confirm(eventId: string, linkExpiresAtMs: number): void {
     const keepMs = Math.max(PENDING_CLAIM_MS, linkExpiresAtMs - Date.now() + CLAIM_MARGIN_MS);
-    void this.redis.run((redis) => redis.pexpire(this.claimKey(eventId), Math.ceil(keepMs)), false);
+    void this.redis.run((redis) => redis.set(this.claimKey(eventId), '1', 'PX', Math.ceil(keepMs)), false);
   }
 
   /** After a failed publication: the claim goes, so that a retry can record. */
