@@ -30,10 +30,14 @@ interface AutocannonRequest<Context> {
 interface AutocannonOptions<Context> {
   url: string;
   connections: number;
-  duration: number;
+  /** Seconds to run; ignored when `amount` is given. */
+  duration?: number;
+  /** Requests to send in all, over every connection (instead of a duration). */
+  amount?: number;
   headers?: Record<string, string>;
   /** The sequence every connection loops over (e.g. one request per platform key). */
   requests?: AutocannonRequest<Context>[];
+  /** Seconds before a request counts as timed out. */
   timeout?: number;
   /** Requests per second over all connections (default: as fast as answers come). */
   overallRate?: number;
@@ -75,6 +79,13 @@ export async function load(
     timeout: 10,
     overallRate: options.overallRate,
   });
+  return figuresOf(result);
+}
+
+/** The figures of an autocannon result; `alsoOk`: statuses other than 2xx that count as answered as expected (e.g. '302'). */
+export function figuresOf(result: AutocannonResult, alsoOk: string[] = []): LoadFigures {
+  const expected = (status: string) => status.startsWith('2') || alsoOk.includes(status);
+  const extra = alsoOk.reduce((count, status) => count + (result.statusCodeStats?.[status]?.count ?? 0), 0);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -83,9 +94,9 @@ export async function load(
     max: result.latency.max,
     mean: result.latency.average,
     total: result.requests.total,
-    ok: result['2xx'],
-    non2xx: result.non2xx,
-    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !status.startsWith('2')).map(([status, { count }]) => [status, count])),
+    ok: result['2xx'] + extra,
+    non2xx: result.non2xx - extra,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !expected(status)).map(([status, { count }]) => [status, count])),
     errors: result.errors,
     timeouts: result.timeouts,
   };

@@ -107,8 +107,8 @@ interface Links {
   recommendation_id: string;
 }
 
-async function links(messageId: string, key = liveKey): Promise<Links> {
-  const response = await fetch(`${base}/agent/recommend`, {
+async function links(messageId: string, key = liveKey, gateway = base): Promise<Links> {
+  const response = await fetch(`${gateway}/agent/recommend`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ session_id: 'sess_track', message_id: messageId, query: 'trail running shoes' }),
@@ -390,6 +390,57 @@ describe('a valid link that records nothing still answers as the user expects (D
     } finally {
       await jsm.streams.update(Streams.events, events);
     }
+  });
+});
+
+describe('rotating the signing secret (TRACKING_SIGNING_SECRET_PREVIOUS verifies, never signs)', () => {
+  /** The secret a rotation brings in; SECRET, which signed the links handed out so far, becomes the previous one. */
+  const ROTATED_SECRET = 'gateway-tracking-test-secret-rotated-0004';
+  let rotated: TestGateway;
+  let retired: TestGateway;
+  let handedOut: Links;
+
+  beforeAll(async () => {
+    handedOut = await links('msg_before_rotation');
+    rotated = await startGateway({ TRACKING_SIGNING_SECRET: ROTATED_SECRET, TRACKING_SIGNING_SECRET_PREVIOUS: SECRET });
+    // After the grace period: the previous secret removed.
+    retired = await startGateway({ TRACKING_SIGNING_SECRET: ROTATED_SECRET });
+  });
+  afterAll(async () => {
+    await rotated?.close();
+    await retired?.close();
+  });
+
+  const on = (gateway: TestGateway, url: string) => fetch(`${gateway.base}${new URL(url).pathname}${new URL(url).search}`, { redirect: 'manual' });
+
+  it('during the rotation, links handed out before it still record (exposure 204, click 302) on a gateway with the new secret', async () => {
+    const before = await streamMessages();
+    expect((await on(rotated, handedOut.exposure_url)).status).toBe(204);
+    const clicked = await on(rotated, handedOut.click_url);
+    expect([clicked.status, clicked.headers.get('location')]).toEqual([302, LANDING]);
+    expect(await streamMessages()).toBe(before + 2);
+    expect((await lastEvent('clicked')).payload.recommendation_id).toBe(handedOut.recommendation_id);
+  });
+
+  it('signs every new link with the new secret, never with the previous one', async () => {
+    const fresh = await links('msg_after_rotation', liveKey, rotated.base);
+    for (const url of [fresh.exposure_url, fresh.click_url]) {
+      const [payload, signature] = tokenOf(url).split('.');
+      expect(signature).toBe(createHmac('sha256', ROTATED_SECRET).update(payload).digest('base64url'));
+      expect(signature).not.toBe(createHmac('sha256', SECRET).update(payload).digest('base64url'));
+    }
+    expect((await on(rotated, fresh.exposure_url)).status).toBe(204);
+    // A gateway that has not rotated yet does not take them: they are not signed with its secret.
+    await expectNotFound(await fetch(fresh.exposure_url.replace(rotated.base, base)));
+  });
+
+  it('refuses a link signed with neither secret, and the previous secret once it is removed', async () => {
+    const claims = { ...claimsOf(tokenOf(handedOut.exposure_url)), recommendation_id: 'rec_neither_secret' };
+    const before = await streamMessages();
+    await expectNotFound(await fetch(`${rotated.base}/track/exposure?t=${signTrackingToken(claims, OTHER_SECRET)}`));
+    await expectNotFound(await on(retired, handedOut.exposure_url));
+    await expectNotFound(await on(retired, handedOut.click_url));
+    expect(await streamMessages()).toBe(before);
   });
 });
 

@@ -42,3 +42,26 @@ describe.each(SERVICES)('$name with invalid settings', ({ name, portVariable }) 
     expect(stderr).not.toContain(SECRET);
   });
 });
+
+describe('gateway with tracking secrets shorter than 32 bytes', () => {
+  it('names both variables and why, never their values, and exits 1', async () => {
+    // 31 bytes, and 16 characters that are 31 bytes (UTF-8): bytes count, not characters.
+    const current = 'tracking-current-secret-31bytes';
+    const previous = `${'é'.repeat(15)}x`;
+    const { code, stdout, stderr } = await run('dist/apps/gateway/src/main.js', {
+      NATS_URL: 'nats://127.0.0.1:1',
+      DATABASE_URL: 'postgres://weave@127.0.0.1:1/weave',
+      REDIS_URL: 'redis://127.0.0.1:1',
+      TRACKING_SIGNING_SECRET: current,
+      TRACKING_SIGNING_SECRET_PREVIOUS: previous,
+    });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr.trimEnd().split('\n').sort()).toEqual([
+      'gateway: invalid setting TRACKING_SIGNING_SECRET: must be at least 32 bytes; choose a random one (openssl rand -base64 48)',
+      'gateway: invalid setting TRACKING_SIGNING_SECRET_PREVIOUS: must be at least 32 bytes; choose a random one (openssl rand -base64 48)',
+    ]);
+    expect(stderr).not.toContain(current);
+    expect(stderr).not.toContain(previous);
+  });
+});

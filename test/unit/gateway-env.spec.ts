@@ -18,9 +18,22 @@ describe('GatewayEnv (issue 12)', () => {
 
   it('refuses to start without the secret when TRACKING_SIGNING_SECRET_REQUIRED is true', () => {
     expect(problems({ TRACKING_SIGNING_SECRET_REQUIRED: 'true' }).join('\n')).toMatch(/^TRACKING_SIGNING_SECRET: .*must be set/m);
-    expect(problems({ TRACKING_SIGNING_SECRET_REQUIRED: 'true', TRACKING_SIGNING_SECRET: 'x'.repeat(15) }).join('\n')).toMatch(/^TRACKING_SIGNING_SECRET: .*16 characters/m);
+    expect(problems({ TRACKING_SIGNING_SECRET_REQUIRED: 'true', TRACKING_SIGNING_SECRET: 'x'.repeat(31) }).join('\n')).toMatch(/^TRACKING_SIGNING_SECRET: .*at least 32 bytes/m);
     expect(problems({ TRACKING_SIGNING_SECRET_REQUIRED: 'true', TRACKING_SIGNING_SECRET: 'a-random-secret-of-32-characters' })).toEqual([]);
     expect(problems({ TRACKING_SIGNING_SECRET_REQUIRED: 'maybe' }).join('\n')).toMatch(/^TRACKING_SIGNING_SECRET_REQUIRED: /m);
+  });
+
+  it('takes tracking secrets of at least 32 bytes (UTF-8 bytes, not characters), current and previous alike, without echoing them', () => {
+    const short = 'short-secret-'.padEnd(31, '0');
+    for (const name of ['TRACKING_SIGNING_SECRET', 'TRACKING_SIGNING_SECRET_PREVIOUS']) {
+      const found = problems({ [name]: short });
+      expect(found).toEqual([`${name}: ${name} must be at least 32 bytes; choose a random one (openssl rand -base64 48)`]);
+      expect(problems({ [name]: `${short}1` })).toEqual([]);
+      // 16 characters of two bytes each: 32 bytes, accepted; 15 of them and one ASCII character: 16 characters, 31 bytes, refused.
+      expect(problems({ [name]: 'é'.repeat(16) })).toEqual([]);
+      expect(problems({ [name]: `${'é'.repeat(15)}x` })).toHaveLength(1);
+    }
+    expect(loadEnv(GatewayEnv, { TRACKING_SIGNING_SECRET_PREVIOUS: 'p'.repeat(32) }).TRACKING_SIGNING_SECRET_PREVIOUS).toHaveLength(32);
   });
 
   it('refuses the tracking secret this repository once published, as current or previous secret, without echoing it', () => {

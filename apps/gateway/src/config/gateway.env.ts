@@ -19,6 +19,20 @@ function NotPublished(): PropertyDecorator {
   });
 }
 
+/** Fewest bytes (UTF-8) a tracking secret may have: HMAC-SHA256 keys shorter than its 32-byte output weaken it. */
+export const MIN_TRACKING_SECRET_BYTES = 32;
+
+/** At least MIN_TRACKING_SECRET_BYTES bytes of UTF-8 (counted in bytes, not characters); the message never echoes the value. */
+function AtLeastSecretBytes(): PropertyDecorator {
+  return ValidateBy({
+    name: 'atLeastSecretBytes',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && Buffer.byteLength(value, 'utf8') >= MIN_TRACKING_SECRET_BYTES,
+      defaultMessage: (args) => `${args?.property} must be at least ${MIN_TRACKING_SECRET_BYTES} bytes; choose a random one (openssl rand -base64 48)`,
+    },
+  });
+}
+
 /** TRACKING_SIGNING_SECRET is validated when it is set, and must be set when TRACKING_SIGNING_SECRET_REQUIRED is. */
 const trackingSecretChecked = (env: GatewayEnv) => env.TRACKING_SIGNING_SECRET !== undefined || env.TRACKING_SIGNING_SECRET_REQUIRED;
 
@@ -166,13 +180,13 @@ export class GatewayEnv extends ServiceEnv {
   SERIES_CACHE_MAX_BYTES = 32 * 1024 * 1024;
 
   /**
-   * HMAC secret of tracking URLs. No default in code: unset, the gateway uses a secret it
-   * generated at its first start and keeps in the identity schema (shared by the replicas, a
-   * warning at every start); set it in production (tracking-secrets.provider.ts).
+   * HMAC secret of tracking URLs, at least 32 bytes. No default in code: unset, the gateway uses
+   * a secret it generated at its first start and keeps in the identity schema (shared by the
+   * replicas, a warning at every start); set it in production (tracking-secrets.provider.ts).
    */
   @ValidateIf(trackingSecretChecked)
   @IsString({ message: 'TRACKING_SIGNING_SECRET must be set (TRACKING_SIGNING_SECRET_REQUIRED is true: no generated secret)' })
-  @MinLength(16)
+  @AtLeastSecretBytes()
   @NotPublished()
   TRACKING_SIGNING_SECRET?: string;
 
@@ -185,10 +199,10 @@ export class GatewayEnv extends ServiceEnv {
   TRACKING_SIGNING_SECRET_REQUIRED = false;
 
   /**
-   * The secret before the last rotation: tokens it signed are still accepted (never used to
-   * sign), so tracking URLs handed out before a rotation keep working. Unset after the grace period.
+   * The secret before the last rotation (at least 32 bytes too): tokens it signed are still
+   * accepted (never used to sign), so tracking URLs handed out before a rotation keep working. Unset after the grace period.
    */
-  @IsOptional() @IsString() @MinLength(16) @NotPublished()
+  @IsOptional() @IsString() @AtLeastSecretBytes() @NotPublished()
   TRACKING_SIGNING_SECRET_PREVIOUS?: string;
 
   /**

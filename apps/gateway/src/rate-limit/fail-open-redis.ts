@@ -16,6 +16,8 @@ export interface FailOpenRedisOptions {
   timeoutMs: number;
   /** Not connected until first used (nothing to check). */
   lazy?: boolean;
+  /** Commands issued in the same tick go out in one write (ioredis auto-pipelining): fewer system calls under concurrency. */
+  autoPipelining?: boolean;
   /** Lua scripts, defined as commands of the client (EVALSHA, loaded on first use). */
   scripts: Record<string, { numberOfKeys: number; lua: string }>;
   logger: Logger;
@@ -39,7 +41,12 @@ export class FailOpenRedis<Commands extends object> {
   private failedOpenSinceWarning = 0;
 
   constructor(private readonly options: FailOpenRedisOptions) {
-    const client = createRedis(options.url, options.name, { commandTimeout: options.timeoutMs, lazyConnect: options.lazy ?? false }, options.tlsCaFile);
+    const client = createRedis(
+      options.url,
+      options.name,
+      { commandTimeout: options.timeoutMs, lazyConnect: options.lazy ?? false, enableAutoPipelining: options.autoPipelining ?? false },
+      options.tlsCaFile,
+    );
     for (const [name, script] of Object.entries(options.scripts)) client.defineCommand(name, script);
     client.on('error', (error: Error) => this.warn(error));
     this.client = client as Redis & Commands;

@@ -64,6 +64,8 @@ export class TrackingChecks implements OnModuleInit, OnApplicationShutdown {
       name: 'gateway-tracking',
       timeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS,
       scripts: { trackingAdmit: { numberOfKeys: 2, lua: ADMIT_SCRIPT } },
+      // The admissions of concurrent requests, and the confirmations their PubAcks bring together, share writes.
+      autoPipelining: true,
       logger,
       countFailOpen: () => failOpens.inc(),
       warning: 'tracking checks: Redis unavailable, tracking events are published without the per-address limit and the once-only check',
@@ -87,10 +89,15 @@ export class TrackingChecks implements OnModuleInit, OnApplicationShutdown {
     return code === 0 ? 'admitted' : code === 1 ? 'rate_limited' : 'duplicate';
   }
 
-  /** After the PubAck: keeps the claim until the link has expired (not awaited; lost, the claim lapses and a repeat may publish again). */
+  /**
+   * After the PubAck: holds the claim until the link has expired (not awaited; lost, the claim
+   * lapses and a repeat may publish again). SET rather than PEXPIRE, so that an event published
+   * unchecked (Redis did not answer the admission in time) is claimed too once Redis answers, and
+   * its repeats are not published again after JetStream's duplicate window.
+   */
   confirm(eventId: string, linkExpiresAtMs: number): void {
     const keepMs = Math.max(PENDING_CLAIM_MS, linkExpiresAtMs - Date.now() + CLAIM_MARGIN_MS);
-    void this.redis.run((redis) => redis.pexpire(this.claimKey(eventId), Math.ceil(keepMs)), false);
+    void this.redis.run((redis) => redis.set(this.claimKey(eventId), '1', 'PX', Math.ceil(keepMs)), false);
   }
 
   /** After a failed publication: the claim goes, so that a retry can record. */

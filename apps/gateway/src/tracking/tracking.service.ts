@@ -141,7 +141,8 @@ export class TrackingService {
       if (admission === 'admitted') await this.checks.release(event.event_id);
       throw error;
     }
-    if (admission === 'admitted') this.checks.confirm(event.event_id, expiresAt);
+    // Unchecked (Redis did not answer the admission): claimed now if Redis answers, so a later repeat is not published again.
+    this.checks.confirm(event.event_id, expiresAt);
     return outcome;
   }
 
