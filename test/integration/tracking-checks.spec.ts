@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadEnv } from '#libs/config';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.service.js';
+import { redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.store.js';
 import { TrackingChecks } from '../../apps/gateway/src/tracking/tracking-checks.service.js';
 import { REDIS_URL, testLogger, waitFor } from '../support/index.js';
 
