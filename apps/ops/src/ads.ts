@@ -7,14 +7,13 @@ import {
   validateCatalog,
   type CatalogAd,
 } from '#libs/catalog';
-import type { OpsCommand } from './cli.js';
 
 /**
- * `ops ads import --file catalog.json` and `ops ads list` (issue 5): the catalog of the
+ * `ops ads import --file catalog.json` and `ops ads list`: the catalog of the
  * recommendations service, schema `recommendations` (its migrations run first, as the service
  * would run them). The file format and its rules: libs/catalog/src/catalog-validation.ts.
  */
-export type AdsCommand = Extract<OpsCommand, { kind: 'ads.import' | 'ads.list' }>;
+export type AdsCommand = { kind: 'ads.import'; file: string } | { kind: 'ads.list'; limit: number };
 
 /** A catalog file refused before anything was written: every problem found, one per line. */
 export class CatalogFileError extends Error {
