@@ -38,7 +38,11 @@ beforeAll(async () => {
   nats = await startNats();
   db = newTestDatabase();
   bus = await connect({ servers: nats.url });
-  bus.subscribe(BroadcastSubjects.identityChanged, { callback: (_error, msg) => broadcasts.push(msg.json()) });
+  bus.subscribe(BroadcastSubjects.identityChanged, {
+    callback: (_error, msg) => {
+      broadcasts.push(msg.json());
+    },
+  });
   await bus.flush();
   dir = await mkdtemp(join(tmpdir(), 'ops-batch-'));
 });

@@ -1,4 +1,4 @@
-import { IsEmpty, IsInt, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsEmpty, IsIn, IsInt, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 
 /** Settings every service shares: the three servers of DESIGN §2. */
 export class ServerEnv {
@@ -51,6 +51,14 @@ export class ServerEnv {
 
   @IsString()
   LOG_LEVEL = 'info';
+
+  /**
+   * `json`: one JSON object a line (what a log collector reads); `pretty`: one readable line
+   * per entry (pino-pretty); `auto`: pretty when stdout is a terminal, JSON otherwise. The
+   * container image sets `json`, so a `docker run -t` still logs JSON.
+   */
+  @IsIn(['auto', 'json', 'pretty'])
+  LOG_FORMAT: 'auto' | 'json' | 'pretty' = 'auto';
 
   /** How long graceful shutdown may take before the process exits anyway. */
   @IsInt()
