@@ -140,8 +140,11 @@ servers = await provideLocalServers({
   nats: privateNatsSettings(process.env, join(root, 'deploy', 'nats', 'nats-server.conf')),
 });
 if (!servers.ok) {
-  // Only what is wrong: any server started meanwhile has been stopped again.
-  for (const outcome of servers.outcomes.filter((o) => o.state === 'failed')) complain(describeServerOutcome(outcome, root));
+  // One line per server, so that none is left unmentioned; any started meanwhile has been stopped again.
+  for (const outcome of servers.outcomes) {
+    const line = describeServerOutcome(outcome, root);
+    complain(outcome.state === 'started' ? `${line}; stopped again, as the services cannot run without the others` : line);
+  }
   process.exit(1);
 }
 for (const outcome of servers.outcomes) say(describeServerOutcome(outcome, root));

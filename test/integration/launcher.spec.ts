@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm, symlink, unlink } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -195,6 +195,39 @@ describe('scripts/start-all.mjs with the servers running', () => {
     }
   });
 
+  it('on a terminal: readable lines, at most 15 up to the sign-in line, Nest\'s start-up chatter at debug', async () => {
+    const { env, ports } = await environment();
+    // LOG_LEVEL as a newcomer has it (info); LOG_FORMAT unset (auto): the terminal decides.
+    const terminalEnv = { ...process.env, ...env, LOG_LEVEL: 'info' } as Record<string, string>;
+    delete terminalEnv.LOG_FORMAT;
+    // util-linux `script` runs the launcher on a pseudo-terminal, as `npm start` in a shell would.
+    const child = spawn('script', ['-qfec', `exec ${process.execPath} ${LAUNCHER}`, '/dev/null'], { cwd: ROOT, env: terminalEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const lines = () => output.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/).filter((line) => line.trim() !== '');
+    const pids = () => [...(/^started (.*)$/m.exec(lines().join('\n'))?.[1] ?? '').matchAll(/\(pid (\d+)\)/g)].map((m) => Number(m[1]));
+    try {
+      await waitFor(() => lines().some((line) => line.startsWith('sign in at ')), { timeoutMs: 90000, intervalMs: 250, what: 'the sign-in line' }).catch((error: Error) => {
+        throw new Error(`${error.message}\n--- launcher output ---\n${output.slice(-4000)}`);
+      });
+      const upToSignIn = lines().slice(0, lines().findIndex((line) => line.startsWith('sign in at ')) + 1);
+      expect(upToSignIn.length).toBeLessThanOrEqual(15);
+      // Every line is for a person: none is a JSON object, and each service said where it listens.
+      expect(upToSignIn.filter((line) => line.trimStart().startsWith('{'))).toEqual([]);
+      for (const { name } of SERVICES) expect(upToSignIn).toContainEqual(expect.stringMatching(new RegExp(`INFO: ${name}: ${name} started \\{"port":${ports[name]}\\}$`)));
+      expect(upToSignIn.join('\n')).not.toMatch(/Mapped \{|RoutesResolver|InstanceLoader|dependencies initialized/);
+      expect(upToSignIn).toContainEqual(expect.stringMatching(/^ready: API /));
+      // Ctrl-C on the terminal.
+      child.stdin.write('\x03');
+      expect(await within(exited, 20000, 'launcher exit after Ctrl-C')).toBe(0);
+      expect(lines().at(-1)).toBe('all stopped');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      for (const pid of pids()) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('stops the other services and exits non-zero when one dies unexpectedly', async () => {
     const { env, ports } = await environment();
     const run = launch(env, ['payouts-read', 'timezone-settings']);
@@ -263,6 +296,24 @@ describe('scripts/start-all.mjs where no server runs', () => {
         'Get it: apt install redis-server (Debian/Ubuntu), brew install redis (macOS), or run the whole system with docker compose up',
     );
     expect(output).not.toMatch(/^\s+at |Error:|ECONNREFUSED/m);
+    expect(launcher.pids.size).toBe(0);
+  });
+
+  it('with NATS and PostgreSQL failing and Redis answering: still one line for each of the three', async () => {
+    const bin = join(dir, 'bin-node-only');
+    await run('mkdir', ['-p', bin, join(dir, 'no-postgres')]);
+    await symlink(process.execPath, join(bin, 'node')).catch(() => undefined);
+    const urls = { ...(await closedUrls()), REDIS_URL };
+    const env = { ...urls, PATH: bin, PG_BIN_DIR: join(dir, 'no-postgres'), LAUNCHER_DATA_DIR: join(dir, 'data-redis-only'), NATS_SERVER_BIN: '', REDIS_SERVER_BIN: '' };
+    await servicePorts(env);
+    const launcher = launch(env);
+    const { code } = await within(launcher.exited, 15000, 'launcher exit');
+    expect(code).toBe(1);
+    const lines = launcher.output().trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^NATS: no server answers at .*nats-server is not installed/);
+    expect(lines[1]).toMatch(/^PostgreSQL: no server answers at .*are not installed/);
+    expect(lines[2]).toBe(`Redis: using the server at ${REDIS_URL}`);
     expect(launcher.pids.size).toBe(0);
   });
 
@@ -341,6 +392,9 @@ describe('scripts/start-all.mjs where no server runs', () => {
     expect(created).toMatchObject({ agent_id: 'agent_demo', owner_uid: 'demo-owner', platform_created: false, published: { already_in_stream: false, duplicates: 0 } });
     expect(created.published.stored).toBe(created.published.published);
     expect(created.keys.live).toMatchObject({ mode: 'live', created: true });
+    // The sample catalog, as `ops ads import` imports it: recommendations find products right away.
+    const ads = (JSON.parse(readFileSync(join(ROOT, 'catalog', 'sample-catalog.json'), 'utf8')) as { ads: unknown[] }).ads.length;
+    expect(created.catalog).toEqual({ file: join(ROOT, 'catalog', 'sample-catalog.json'), imported: ads, created: ads, updated: 0, unchanged: 0 });
     await reportEquals(created.keys.live.api_key, { ...created.expected_reports.live, earnings_coverage: 'partial', is_test: false });
     await reportEquals(created.keys.test.api_key, { ...created.expected_reports.test, earnings_coverage: 'unavailable', is_test: true });
     const stored = await streamMessages();
@@ -351,6 +405,7 @@ describe('scripts/start-all.mjs where no server runs', () => {
     const second = await demo();
     expect(second).toMatchObject({ platform_created: false, published: { already_in_stream: true, published: 0 } });
     expect(second.keys.live).toEqual({ ...created.keys.live, created: false });
+    expect(second.catalog).toMatchObject({ imported: ads, created: 0, updated: 0, unchanged: ads });
     expect(second.expected_reports).toEqual(created.expected_reports);
     await unlink(join(dataDir, 'demo', 'published.json'));
     const third = await demo();
@@ -384,6 +439,7 @@ describe('scripts/start-all.mjs where no server runs', () => {
 const FIGURES = [...REPORT_COUNTERS, 'accounting_reconciled_through', 'earnings_coverage', 'is_test'] as const;
 
 interface DemoJson {
+  catalog: { file: string; imported: number; created: number; updated: number; unchanged: number };
   agent_id: string;
   owner_uid: string;
   platform_created: boolean;

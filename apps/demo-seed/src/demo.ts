@@ -1,9 +1,10 @@
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { Streams, type Traffic } from '#libs/contracts';
 import { initializeDatabase } from '#libs/database';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { createRecommendationsDataSource, importCatalog, readCatalogFile, type CatalogImportResult } from '#libs/catalog';
 import { DEMO_PLATFORM } from '#libs/demo';
 import {
   IdentityRepository,
@@ -30,6 +31,8 @@ export interface DemoResult {
   keys: Record<KeyMode, DemoKey>;
   /** Where the keys' secrets are kept for the next runs. */
   keys_file: string;
+  /** The ads imported from the sample catalog (as `ops ads import` does), so that recommendations find them. */
+  catalog: CatalogImportResult & { file: string };
   week: { start: string; end: string; recommendations: number };
   /** already_in_stream: an earlier run's week is in the stream, so nothing was published. */
   published: PublishOutcome & { already_in_stream: boolean };
@@ -91,6 +94,11 @@ export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
     const keys = await demoKeys(identity, DEMO_PLATFORM.agentId, keysFile);
     say(`demo platform ${DEMO_PLATFORM.agentId} (owner ${DEMO_PLATFORM.ownerUid}): ${platform.created ? 'created' : 'exists'}; keys: ${(['live', 'test'] as const).map((m) => `${m} ${keys[m].created ? 'created' : 'kept'}`).join(', ')}`);
 
+    const catalog = await importCatalogFile(env.DATABASE_URL, resolve(env.DEMO_CATALOG_FILE));
+    say(
+      `catalog ${relative(process.cwd(), catalog.file)}: ${catalog.imported} ads (${catalog.created} created, ${catalog.updated} updated, ${catalog.unchanged} unchanged)`,
+    );
+
     // An internal producer's connection (DESIGN §4, §8): as `producer` when its password is given.
     const natsUser = natsIdentity(env) ?? (env.NATS_PASSWORD_PRODUCER ? { user: 'producer', pass: env.NATS_PASSWORD_PRODUCER } : undefined);
     nats = await connect({ servers: natsServers(env.NATS_URL), name: 'demo', ...(await natsAuthOptions(natsUser, 'demo')), ...(natsTls(env) ? { tls: natsTls(env) } : {}) });
@@ -127,6 +135,7 @@ export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
       platform_created: platform.created,
       keys,
       keys_file: keysFile,
+      catalog,
       week: { start: new Date(week.start).toISOString(), end: new Date(week.end).toISOString(), recommendations: week.recommendations.length },
       published,
       expected_reports: { live: all('live'), test: all('test') },
@@ -138,5 +147,17 @@ export async function runDemo(env: DemoEnv, say: Say): Promise<DemoResult> {
     await nats?.drain().catch(() => nats?.close());
     if (dataSource?.isInitialized) await dataSource.destroy();
     await servers.stop();
+  }
+}
+
+/** `ops ads import --file <file>`: the whole file validated, then upserted by ad_id (idempotent). */
+async function importCatalogFile(databaseUrl: string, file: string): Promise<CatalogImportResult & { file: string }> {
+  const ads = await readCatalogFile(file);
+  const dataSource = createRecommendationsDataSource(databaseUrl, 2, 'demo');
+  try {
+    await initializeDatabase(dataSource);
+    return { ...(await importCatalog(dataSource, ads)), file };
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
   }
 }

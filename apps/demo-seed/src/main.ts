@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { ConfigError, loadEnv } from '#libs/config';
+import { CatalogFileError, describeCatalogFileError } from '#libs/catalog';
 import { IdentityError } from '#libs/identity';
 import { DemoEnv } from './config/demo.env.js';
 import { DemoFailure, runDemo } from './demo.js';
@@ -24,6 +25,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof ConfigError) process.stderr.write(`invalid configuration: ${error.problems.join('; ')}\n`);
+    else if (error instanceof CatalogFileError) process.stderr.write(describeCatalogFileError(error));
     else if (error instanceof DemoFailure || error instanceof IdentityError) process.stderr.write(`${error.message}\n`);
     else process.stderr.write(`demo failed: ${(error as Error).message ?? String(error)}\n`);
     return 1;

@@ -1,134 +1,71 @@
 import { parseArgs } from 'node:util';
-import type { KeyMode, PlatformStatus } from '#libs/identity';
+import { UsageError, type OpsCommandDefinition, type ParsedCommand } from './definition.js';
+import { COMMANDS } from './registry.js';
 
-/** The commands of DESIGN §3. */
-export type OpsCommand =
-  | { kind: 'platform.create'; agentId: string; ownerUid?: string }
-  | { kind: 'platform.status'; agentId: string; status: PlatformStatus }
-  | { kind: 'key.create'; agentId: string; mode: KeyMode }
-  | { kind: 'key.revoke'; keyId: string }
-  | { kind: 'key.audit'; agentId: string }
-  | { kind: 'deadletters.list'; limit: number; subject?: string }
-  | { kind: 'deadletters.redrive'; sequence: number }
-  | { kind: 'ads.import'; file: string }
-  | { kind: 'ads.list'; limit: number }
-  | { kind: 'help' };
+export { UsageError };
+
+/** `ops batch`: JSON lines of commands from a file or stdin (batch.ts). */
+export interface BatchCommand {
+  kind: 'batch';
+  file?: string;
+}
+
+/** What a command line asks for: a command of the registry, a batch, or the usage. */
+export type OpsCommand = ParsedCommand & Record<string, unknown>;
+
+const BATCH_USAGE = '[--file FILE]       (JSON lines, one command each, from FILE or stdin; one JSON result per line)';
 
 export const USAGE = `usage: npm run --silent ops -- <command>
 
-  platform create   --agent-id ID [--owner-uid UID]
-  platform suspend  --agent-id ID
-  platform activate --agent-id ID
-  key create        --agent-id ID --mode live|test
-  key revoke        --key-id KID
-  key audit         --agent-id ID         (who created and revoked the platform's keys, oldest first)
-  deadletters list    [--limit N (default 20, max 1000)] [--subject ORIGINAL_SUBJECT]
-  deadletters redrive --sequence N      (publish it again on its subject, remove it)
-  ads import        --file catalog.json  (validate the whole file, then upsert by ad_id)
-  ads list          [--limit N (default 100, max 1000)]
+${[...COMMANDS.map((c) => [c.name, c.usage]), ['batch', BATCH_USAGE]].map(([name, usage]) => `  ${name.padEnd(19)} ${usage}`).join('\n')}
 
 Prints one JSON object on stdout and exits 0, or an error on stderr and exits non-zero.`;
 
-/** Wrong command line: printed with the usage, exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+/** Every option any command takes, each a string that may be given (and is then refused) more than once. */
+const OPTIONS = Object.fromEntries(
+  [...new Set([...COMMANDS.flatMap((c) => [...c.required, ...c.optional]), 'file'])].map((name) => [name, { type: 'string', multiple: true }] as const),
+) as Record<string, { type: 'string'; multiple: true }>;
 
-const OPTIONS = {
-  'agent-id': { type: 'string', multiple: true },
-  'owner-uid': { type: 'string', multiple: true },
-  mode: { type: 'string', multiple: true },
-  'key-id': { type: 'string', multiple: true },
-  limit: { type: 'string', multiple: true },
-  subject: { type: 'string', multiple: true },
-  sequence: { type: 'string', multiple: true },
-  file: { type: 'string', multiple: true },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-type OptionName = Exclude<keyof typeof OPTIONS, 'help'>;
+export type ResolvedCommand =
+  | { definition: OpsCommandDefinition; command: ParsedCommand }
+  | { definition: undefined; command: BatchCommand | { kind: 'help' } };
 
-/** Parses argv (without node and the script). Pure: throws UsageError, never exits. */
-export function parseOpsCommand(argv: string[]): OpsCommand {
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
+/** Parses argv (without node and the script) into a command and its definition. Pure: throws UsageError, never exits. */
+export function resolveOpsCommand(argv: string[]): ResolvedCommand {
+  let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv, options: { ...OPTIONS, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
   const { values, positionals } = parsed;
-  if (values.help) return { kind: 'help' };
-  const [group, action, ...extra] = positionals;
-  if (!group) throw new UsageError('missing command');
+  if (values.help) return { definition: undefined, command: { kind: 'help' } };
+  if (positionals.length === 0) throw new UsageError('missing command');
+  const two = positionals.slice(0, 2).join(' ');
+  const definition = COMMANDS.find((c) => c.name === two) ?? COMMANDS.find((c) => c.name === positionals[0]);
+  const name = definition?.name ?? (positionals[0] === 'batch' ? 'batch' : undefined);
+  if (!name) throw new UsageError(`unknown command: ${two}`);
+  const extra = positionals.slice(name.split(' ').length);
   if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra[0]}`);
-  const command = `${group} ${action ?? ''}`.trim();
 
-  const allowed: Record<string, { required: OptionName[]; optional: OptionName[] }> = {
-    'platform create': { required: ['agent-id'], optional: ['owner-uid'] },
-    'platform suspend': { required: ['agent-id'], optional: [] },
-    'platform activate': { required: ['agent-id'], optional: [] },
-    'key create': { required: ['agent-id', 'mode'], optional: [] },
-    'key revoke': { required: ['key-id'], optional: [] },
-    'key audit': { required: ['agent-id'], optional: [] },
-    'deadletters list': { required: [], optional: ['limit', 'subject'] },
-    'deadletters redrive': { required: ['sequence'], optional: [] },
-    'ads import': { required: ['file'], optional: [] },
-    'ads list': { required: [], optional: ['limit'] },
-  };
-  const spec = allowed[command];
-  if (!spec) throw new UsageError(`unknown command: ${command}`);
-
-  const single = (name: OptionName): string | undefined => {
-    const given = values[name];
-    if (given === undefined) return undefined;
-    if (!spec.required.includes(name) && !spec.optional.includes(name)) {
-      throw new UsageError(`option --${name} does not apply to "${command}"`);
-    }
-    if (given.length > 1) throw new UsageError(`option --${name} given more than once`);
-    if (given[0].trim() === '') throw new UsageError(`option --${name} must not be empty`);
-    return given[0];
-  };
-  const opts = Object.fromEntries((Object.keys(OPTIONS) as (OptionName | 'help')[]).filter((n) => n !== 'help').map((n) => [n, single(n as OptionName)])) as Record<OptionName, string | undefined>;
-  for (const name of spec.required) {
-    if (opts[name] === undefined) throw new UsageError(`"${command}" needs --${name}`);
+  const required = definition?.required ?? [];
+  const allowed = new Set([...required, ...(definition?.optional ?? ['file'])]);
+  const options: Record<string, string | undefined> = {};
+  for (const [option, given] of Object.entries(values as Record<string, string[] | boolean | undefined>)) {
+    if (!Array.isArray(given)) continue;
+    if (!allowed.has(option)) throw new UsageError(`option --${option} does not apply to "${name}"`);
+    if (given.length > 1) throw new UsageError(`option --${option} given more than once`);
+    if (given[0].trim() === '') throw new UsageError(`option --${option} must not be empty`);
+    options[option] = given[0];
   }
-
-  switch (command) {
-    case 'platform create':
-      return { kind: 'platform.create', agentId: opts['agent-id']!, ...(opts['owner-uid'] !== undefined ? { ownerUid: opts['owner-uid'] } : {}) };
-    case 'platform suspend':
-      return { kind: 'platform.status', agentId: opts['agent-id']!, status: 'suspended' };
-    case 'platform activate':
-      return { kind: 'platform.status', agentId: opts['agent-id']!, status: 'active' };
-    case 'key create': {
-      const mode = opts.mode!;
-      if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
-      return { kind: 'key.create', agentId: opts['agent-id']!, mode };
-    }
-    case 'key audit':
-      return { kind: 'key.audit', agentId: opts['agent-id']! };
-    case 'deadletters list': {
-      const limit = opts.limit === undefined ? 20 : positiveInteger('limit', opts.limit);
-      if (limit > 1000) throw new UsageError('--limit must be at most 1000');
-      return { kind: 'deadletters.list', limit, ...(opts.subject !== undefined ? { subject: opts.subject } : {}) };
-    }
-    case 'deadletters redrive':
-      return { kind: 'deadletters.redrive', sequence: positiveInteger('sequence', opts.sequence!) };
-    case 'ads import':
-      return { kind: 'ads.import', file: opts.file! };
-    case 'ads list': {
-      const limit = opts.limit === undefined ? 100 : positiveInteger('limit', opts.limit);
-      if (limit > 1000) throw new UsageError('--limit must be at most 1000');
-      return { kind: 'ads.list', limit };
-    }
-    default:
-      return { kind: 'key.revoke', keyId: opts['key-id']! };
+  for (const option of required) {
+    if (options[option] === undefined) throw new UsageError(`"${name}" needs --${option}`);
   }
+  if (!definition) return { definition: undefined, command: { kind: 'batch', ...(options.file !== undefined ? { file: options.file } : {}) } };
+  return { definition, command: definition.parse(options) };
 }
 
-function positiveInteger(name: string, value: string): number {
-  if (!/^[1-9][0-9]{0,15}$/.test(value)) throw new UsageError(`--${name} must be a positive integer`);
-  return Number(value);
+/** The command of a command line (resolveOpsCommand without its definition). */
+export function parseOpsCommand(argv: string[]): OpsCommand {
+  return resolveOpsCommand(argv).command as OpsCommand;
 }

@@ -1,5 +1,4 @@
-import type { IdentityChangedMessage, IdentityRepository } from '#libs/identity';
-import type { OpsCommand } from './cli.js';
+import type { IdentityChangedMessage, IdentityRepository, KeyMode, PlatformStatus } from '#libs/identity';
 
 export interface CommandOutcome {
   /** The one JSON object printed on stdout. */
@@ -8,9 +7,15 @@ export interface CommandOutcome {
   change?: IdentityChangedMessage;
 }
 
-/** Runs one command against the identity schema. IdentityError propagates to the caller. */
-export type IdentityCommand = Extract<OpsCommand, { kind: 'platform.create' | 'platform.status' | 'key.create' | 'key.revoke' | 'key.audit' }>;
+/** The platform and key commands (identity-commands.ts parses them). */
+export type IdentityCommand =
+  | { kind: 'platform.create'; agentId: string; ownerUid?: string }
+  | { kind: 'platform.status'; agentId: string; status: PlatformStatus }
+  | { kind: 'key.create'; agentId: string; mode: KeyMode }
+  | { kind: 'key.revoke'; keyId: string }
+  | { kind: 'key.audit'; agentId: string };
 
+/** Runs one command against the identity schema. IdentityError propagates to the caller. */
 export async function runOpsCommand(command: IdentityCommand, identity: IdentityRepository): Promise<CommandOutcome> {
   switch (command.kind) {
     case 'platform.create': {

@@ -50,7 +50,7 @@ export async function runService<Env extends ServiceEnv>(options: RunServiceOpti
   }
   // V8 reads this flag at every full collection, so setting it at start takes effect (a heap size would not).
   if (env.HEAP_GROWING_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${env.HEAP_GROWING_PERCENT}`);
-  const logger = createLogger(options.service, env.LOG_LEVEL);
+  const logger = createLogger(options.service, env.LOG_LEVEL, undefined, env.LOG_FORMAT);
   const app = await options.create(env, logger);
   exitAfterShutdownTimeout(env.SHUTDOWN_TIMEOUT_MS, logger);
   const port = options.port(env);

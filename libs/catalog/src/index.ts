@@ -5,3 +5,4 @@ export { importCatalog, listCatalog, type CatalogAdSummary, type CatalogImportRe
 export { RecommendationEntity } from './recommendation.entity.js';
 export { RecommendationOutboxEntity } from './recommendation-outbox.entity.js';
 export { RecommendationRequestEntity } from './recommendation-request.entity.js';
+export { CatalogFileError, describeCatalogFileError, readCatalogFile } from './catalog-file.js';

@@ -93,6 +93,14 @@ export class ServerEnv {
   @IsString()
   LOG_LEVEL = 'info';
 
+  /**
+   * `json`: one JSON object a line (what a log collector reads); `pretty`: one readable line
+   * per entry (pino-pretty); `auto`: pretty when stdout is a terminal, JSON otherwise. The
+   * container image sets `json`, so a `docker run -t` still logs JSON.
+   */
+  @IsIn(['auto', 'json', 'pretty'])
+  LOG_FORMAT: 'auto' | 'json' | 'pretty' = 'auto';
+
   /** How long graceful shutdown may take before the process exits anyway. */
   @IsInt()
   @Min(100)

@@ -3,6 +3,13 @@
  * sent by whoever changes a platform or a key, so that every gateway replica drops its cached
  * lookups at once instead of waiting for their TTL.
  */
+/**
+ * The subject itself, here as well as in `BroadcastSubjects` (#libs/contracts) so that a writer
+ * such as the ops CLI can announce a change without loading every contract; a unit test keeps
+ * the two equal.
+ */
+export const IDENTITY_CHANGED_SUBJECT = 'identity.v1.changed';
+
 export interface IdentityChangedMessage {
   agent_id?: string;
   key_id?: string;

@@ -44,4 +44,4 @@ export {
   type RevokeKeyOptions,
   type RevokedKey,
 } from './identity.repository.js';
-export { encodeIdentityChanged, decodeIdentityChanged, type IdentityChangedMessage } from './identity-changed.js';
+export { IDENTITY_CHANGED_SUBJECT, encodeIdentityChanged, decodeIdentityChanged, type IdentityChangedMessage } from './identity-changed.js';

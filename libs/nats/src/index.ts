@@ -1,5 +1,5 @@
 export { NatsClient } from './nats-client.js';
-export { natsAuthOptions } from './nats-auth.js';
+export { natsAuthOptions } from '#libs/nats-auth';
 export {
   ensureStreams,
   ensureDurableConsumer,

@@ -2,7 +2,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsIdentity, NatsTls } from '#libs/config';
 import type { Logger } from '#libs/observability';
-import { natsAuthOptions } from './nats-auth.js';
+import { natsAuthOptions } from '#libs/nats-auth';
 
 /** One NATS connection per process, with its JetStream client and manager. */
 export class NatsClient {

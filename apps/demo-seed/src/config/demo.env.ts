@@ -19,6 +19,10 @@ export class DemoEnv extends ServerEnv {
   @IsOptional() @IsString()
   NATS_PASSWORD_PRODUCER?: string;
 
+  /** The catalog the demo imports (as `ops ads import --file` would), relative to the repository. */
+  @IsString() @MinLength(1)
+  DEMO_CATALOG_FILE = 'catalog/sample-catalog.json';
+
   /** Where private servers keep their data (shared with `npm start`); the demo keeps its keys in demo/ there. */
   @IsString() @MinLength(1)
   LAUNCHER_DATA_DIR = '.data';

@@ -163,7 +163,7 @@ export class GatewayEnv extends ServiceEnv {
   /**
    * Payout replies smaller than this are neither cached by the gateway nor compressed. 0 (every
    * reply): a cached reply is the current read model until payouts-read announces a change, so
-   * it stays right even while payouts-read is down (docs/decisions.md).
+   * it stays right even while payouts-read is down (docs/decisions/).
    */
   @IsInt() @Min(0) @Max(16 * 1024 * 1024)
   PAYOUTS_CACHE_MIN_BYTES = 0;
@@ -174,7 +174,7 @@ export class GatewayEnv extends ServiceEnv {
 
   /**
    * Bytes of series replies the gateway keeps (each at most a second, dropped at every
-   * publication), least recently used out first; 0: no cache (docs/decisions.md).
+   * publication), least recently used out first; 0: no cache (docs/decisions/).
    */
   @IsInt() @Min(0) @Max(4 * 1024 * 1024 * 1024)
   SERIES_CACHE_MAX_BYTES = 32 * 1024 * 1024;

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
  *
  * Not @fastify/helmet here: it builds helmet's middleware anew for every request (about 5 µs
  * of CPU, against the gateway's 80–150 µs per request); these four fixed headers cost about
- * 0.2 µs (docs/decisions.md).
+ * 0.2 µs (docs/decisions/).
  */
 export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",

@@ -1,0 +1,99 @@
+/**
+ * Ops CLI timings: what a script calling `ops` waits for. Against a private nats-server and a
+ * fresh PostgreSQL database, from the build in dist/ (`node dist/apps/ops/src/main.js`, what
+ * `npm run ops` runs after its stale-build check):
+ *
+ *   - one command, cold (a new process each time): `key create`, `platform create` (the
+ *     identity schema, TypeORM and a NATS announcement), `ads list` (the catalog) and
+ *     `--help` (the parser alone), the median of RUNS;
+ *   - four `key create` at once (a script fanning out), the wall time of the slowest;
+ *   - `ops batch` of KEYS key creations from stdin (one process, one connection of each kind);
+ *   - the ceiling: `node -e 0`, Node's own start, measured in the same run.
+ *
+ *   npm run bench:ops           (RUNS=7 KEYS=1000 are the defaults)
+ */
+import { execFile, spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { newTestDatabase, startNats } from '../test/support/index.js';
+import { fmt, machine, setting } from './support.js';
+
+const RUNS = setting('RUNS', 7);
+const KEYS = setting('KEYS', 1000);
+const CLI = resolve('dist/apps/ops/src/main.js');
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** Runs node with `args`; resolves with its wall time in milliseconds, rejects on a non-zero exit. */
+function timed(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const started = performance.now();
+  return new Promise((done, fail) => {
+    execFile(process.execPath, args, { env, maxBuffer: 64 * 1024 * 1024 }, (error, _stdout, stderr) => {
+      if (error) fail(new Error(`${args.join(' ')}: ${stderr || error.message}`));
+      else done(performance.now() - started);
+    });
+  });
+}
+
+async function medianOf(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) times.push(await timed(args, env));
+  return median(times);
+}
+
+async function batch(lines: string[], env: NodeJS.ProcessEnv): Promise<{ ms: number; ok: number }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [CLI, 'batch'], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stdin.end(lines.join('\n'));
+  const code = await new Promise<number | null>((done) => child.once('exit', done));
+  const ms = performance.now() - started;
+  const ok = out.split('\n').filter((line) => line.includes('"ok":true')).length;
+  if (code !== 0) throw new Error(`ops batch exited ${code}`);
+  return { ms, ok };
+}
+
+async function main(): Promise<void> {
+  const nats = await startNats();
+  const db = newTestDatabase();
+  const env = { ...process.env, DATABASE_URL: db.url, NATS_URL: nats.url };
+  try {
+    console.log(`ops CLI bench, ${new Date().toISOString()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(machine());
+    // Creates the database, runs the migrations: not part of any figure.
+    await timed([CLI, 'platform', 'create', '--agent-id', 'agent_bench_ops'], env);
+    await timed([CLI, 'ads', 'list'], env);
+
+    const ceiling = await medianOf(['-e', '0'], env);
+    const rows: [string, number][] = [
+      ['node -e 0 (ceiling)', ceiling],
+      ['ops --help', await medianOf([CLI, '--help'], env)],
+      ['ops platform create', await medianOf([CLI, 'platform', 'create', '--agent-id', 'agent_bench_ops'], env)],
+      ['ops key create', await medianOf([CLI, 'key', 'create', '--agent-id', 'agent_bench_ops', '--mode', 'test'], env)],
+      ['ops ads list', await medianOf([CLI, 'ads', 'list'], env)],
+    ];
+    const fourAtOnce: number[] = [];
+    for (let i = 0; i < Math.max(1, Math.floor(RUNS / 2)); i++) {
+      const started = performance.now();
+      await Promise.all(Array.from({ length: 4 }, () => timed([CLI, 'key', 'create', '--agent-id', 'agent_bench_ops', '--mode', 'test'], env)));
+      fourAtOnce.push(performance.now() - started);
+    }
+    rows.push(['4 × ops key create at once (all done)', median(fourAtOnce)]);
+    for (const [what, ms] of rows) console.log(`${what.padEnd(40)} ${fmt(ms).padStart(7)} ms   ${(ms / ceiling).toFixed(1)} × ceiling`);
+
+    const lines = Array.from({ length: KEYS }, () => JSON.stringify({ command: 'key create', agent_id: 'agent_bench_ops', mode: 'test' }));
+    const result = await batch(lines, env);
+    if (result.ok !== KEYS) throw new Error(`ops batch created ${result.ok} keys of ${KEYS}`);
+    console.log(`ops batch, ${fmt(KEYS)} key creations`.padEnd(40), `${fmt(result.ms).padStart(7)} ms   ${fmt((KEYS * 1000) / result.ms)} keys/s`);
+    console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  } finally {
+    await db.drop();
+    await nats.stop();
+  }
+}
+
+await main();
