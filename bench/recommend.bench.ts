@@ -14,7 +14,9 @@
  * Relevance, on each generated catalog: the labelled set test/relevance/labelled-questions.json
  * (a category per question, or none when nothing should be found), asked one at a time at the
  * largest budget: precision@3 (the share of the three answer slots filled by an ad of the
- * expected category) and the share of "nothing found" answered with no recommendation.
+ * expected category) and the share of "nothing found" answered with no recommendation. And the
+ * search statement alone (AdSearchRepository on one connection, the labelled questions, after a
+ * first pass): its latency, which is what must not follow the catalog's size.
  *
  *   npm run bench:recommend
  *   BENCH_CATALOG_SIZES=10000,100000,1000000 CONNECTIONS=50 DURATION=20 are the defaults;
@@ -24,12 +26,15 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { promisify } from 'node:util';
-import { RECOMMEND_DEFAULT_LATENCY_BUDGET_MS, RECOMMEND_MAX_LATENCY_BUDGET_MS } from '#libs/contracts';
+import pg from 'pg';
+import type { EntityManager } from 'typeorm';
+import { RECOMMEND_DEFAULT_LATENCY_BUDGET_MS, RECOMMEND_MAX_LATENCY_BUDGET_MS, RECOMMEND_MAX_RESULTS } from '#libs/contracts';
+import { AdSearchRepository } from '../apps/recommendations/src/ranking/ad-search.repository.js';
 import { REDIS_URL, freePort, newTestDatabase, startNats, type TestDatabase } from '../test/support/index.js';
 import { CATEGORY_NAMES, questionAbout, random, type LabelledQuestion } from './catalog-generator.js';
 import { loadCatalog } from './catalog-load.js';
 import { autocannon, residentMemory, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
-import { fmt, machine, setting } from './support.js';
+import { fmt, machine, percentile, setting } from './support.js';
 
 const CONNECTIONS = setting('CONNECTIONS', 50);
 const SECONDS = setting('DURATION', 20);
@@ -129,6 +134,31 @@ async function relevance(url: string, headers: Record<string, string>): Promise<
   return { precisionAt3: slots / (3 * categoryQuestions), nothingRight: nothingRight / nothingQuestions, unavailable, questions: questions.length };
 }
 
+/** The search statement alone over the labelled questions, one at a time on one connection (second pass timed): p50, p99 in ms. */
+async function searchLatency(databaseUrl: string): Promise<{ p50: number; p99: number }> {
+  const questions = JSON.parse(await readFile(LABELLED, 'utf8')) as LabelledQuestion[];
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'bench-search' });
+  await client.connect();
+  try {
+    await client.query(`SET jit = off`);
+    // The repository's only use of its manager is query(sql, parameters).
+    const manager = { query: async (sql: string, parameters: unknown[]) => (await client.query(sql, parameters)).rows } as unknown as EntityManager;
+    const search = new AdSearchRepository();
+    const times: number[] = [];
+    for (let pass = 0; pass < 2; pass++) {
+      for (const { query } of questions) {
+        const started = process.hrtime.bigint();
+        await search.search(manager, { query, context: '', contextWeight: 0.3, limit: RECOMMEND_MAX_RESULTS });
+        if (pass === 1) times.push(Number(process.hrtime.bigint() - started) / 1e6);
+      }
+    }
+    times.sort((a, b) => a - b);
+    return { p50: percentile(times, 50), p99: percentile(times, 99) };
+  } finally {
+    await client.end();
+  }
+}
+
 async function ops(env: Record<string, string>, ...args: string[]): Promise<Record<string, unknown>> {
   const { stdout } = await run(process.execPath, ['dist/apps/ops/src/main.js', ...args], { env: { ...process.env, ...env }, timeout: 120_000 });
   return JSON.parse(stdout) as Record<string, unknown>;
@@ -207,6 +237,10 @@ async function main() {
         }
         const stack = await startStack(nats.url, db);
         try {
+          if (catalog.size !== undefined) {
+            const search = await searchLatency(db.url);
+            console.log(`${catalog.name}: search statement alone, one connection: p50 ${search.p50.toFixed(1)} ms, p99 ${search.p99.toFixed(1)} ms`);
+          }
           let relevanceFigures: Relevance | undefined;
           if (RELEVANCE && catalog.size !== undefined) {
             relevanceFigures = await relevance(stack.url, stack.headers);

@@ -5,3 +5,4 @@ export { importCatalog, listCatalog, type CatalogAdSummary, type CatalogImportRe
 export { RecommendationEntity } from './recommendation.entity.js';
 export { RecommendationOutboxEntity } from './recommendation-outbox.entity.js';
 export { RecommendationRequestEntity } from './recommendation-request.entity.js';
+export { WORD_INDEX_REBUILD } from './migrations/1764633600000-recommendations-ad-terms.js';
