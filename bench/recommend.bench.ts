@@ -33,7 +33,7 @@ import { AdSearchRepository } from '../apps/recommendations/src/ranking/ad-searc
 import { REDIS_URL, freePort, newTestDatabase, startNats, type TestDatabase } from '../test/support/index.js';
 import { CATEGORY_NAMES, questionAbout, random, type LabelledQuestion } from './catalog-generator.js';
 import { loadCatalog } from './catalog-load.js';
-import { autocannon, residentMemory, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
+import { autocannon, cpuOf, residentMemory, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
 import { fmt, machine, percentile, setting } from './support.js';
 
 const CONNECTIONS = setting('CONNECTIONS', 50);
@@ -53,8 +53,8 @@ const run = promisify(execFile);
 interface Row {
   catalog: string;
   connections: number;
-  figures: LoadFigures;
-  ceiling: LoadFigures;
+  figures: LoadFigures & { cpuUs: number };
+  ceiling: LoadFigures & { cpuUs: number };
   rssMb?: number;
   relevance?: Relevance;
 }
@@ -101,9 +101,16 @@ async function recommendLoad(url: string, connections: number, seconds: number, 
   };
 }
 
-async function measure(url: string, connections: number, headers: Record<string, string> = {}): Promise<LoadFigures> {
+/**
+ * A warm-up, then the measured load; `cpuUs`: CPU microseconds per request the `measured`
+ * processes spent (from /proc: what the machine's other load does not change, unlike req/s).
+ */
+async function measure(url: string, connections: number, measured: Child[], headers: Record<string, string> = {}): Promise<LoadFigures & { cpuUs: number }> {
   await recommendLoad(url, connections, WARMUP_SECONDS, headers);
-  return recommendLoad(url, connections, SECONDS, headers);
+  const before = cpuOf(measured).reduce((a, b) => a + b, 0);
+  const figures = await recommendLoad(url, connections, SECONDS, headers);
+  const after = cpuOf(measured).reduce((a, b) => a + b, 0);
+  return { ...figures, cpuUs: ((after - before) * 1e6) / Math.max(1, figures.total) };
 }
 
 /** The labelled set asked one question at a time (largest budget: quality, not speed). */
@@ -165,7 +172,10 @@ async function ops(env: Record<string, string>, ...args: string[]): Promise<Reco
 }
 
 /** The gateway and the recommendations service on `db`, with a live key of AGENT. */
-async function startStack(natsUrl: string, db: TestDatabase): Promise<{ url: string; headers: Record<string, string>; recommendations: Child; stop(): Promise<void> }> {
+async function startStack(
+  natsUrl: string,
+  db: TestDatabase,
+): Promise<{ url: string; headers: Record<string, string>; recommendations: Child; children: Child[]; stop(): Promise<void> }> {
   const common = { NATS_URL: natsUrl, DATABASE_URL: db.url, REDIS_URL, LOG_LEVEL: 'warn', HOST: '127.0.0.1' };
   const children: Child[] = [];
   const stop = async () => {
@@ -182,7 +192,7 @@ async function startStack(natsUrl: string, db: TestDatabase): Promise<{ url: str
     await waitForHttp(`http://127.0.0.1:${gatewayPort}/health/ready`, { child: gateway });
     await ops(common, 'platform', 'create', '--agent-id', AGENT);
     const { api_key: apiKey } = (await ops(common, 'key', 'create', '--agent-id', AGENT, '--mode', 'live')) as { api_key: string };
-    return { url: `http://127.0.0.1:${gatewayPort}/agent/recommend`, headers: { authorization: `Bearer ${apiKey}` }, recommendations, stop };
+    return { url: `http://127.0.0.1:${gatewayPort}/agent/recommend`, headers: { authorization: `Bearer ${apiKey}` }, recommendations, children, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -196,7 +206,7 @@ const line = (row: Row) => {
   const p99 = f.p99 / Math.max(1, row.ceiling.p99);
   return (
     `| ${row.catalog} | ${row.connections} | ${fmt(f.rps)} | ${ms(f.p50)} | ${ms(f.p99)} | ${fmt(f.statuses?.['503'] ?? 0)} of ${fmt(f.total)} | ` +
-    `${fmt(row.ceiling.rps)} req/s, p99 ${ms(row.ceiling.p99)} | ${ratio.toFixed(2)} | ${p99.toFixed(2)}× | ${row.rssMb === undefined ? '' : `${fmt(row.rssMb)} MB`} |`
+    `${fmt(row.ceiling.rps)} req/s, p99 ${ms(row.ceiling.p99)} | ${ratio.toFixed(2)} | ${p99.toFixed(2)}× | ${fmt(f.cpuUs)} µs vs ${fmt(row.ceiling.cpuUs)} µs | ${row.rssMb === undefined ? '' : `${fmt(row.rssMb)} MB`} |`
   );
 };
 
@@ -215,9 +225,9 @@ async function main() {
     children.push(server);
     await waitForHttp(`http://127.0.0.1:${ceilingPort}/`, { status: 404, child: server });
     const ceilingUrl = `http://127.0.0.1:${ceilingPort}/ceiling/recommend`;
-    const ceilings = new Map<number, LoadFigures>();
+    const ceilings = new Map<number, LoadFigures & { cpuUs: number }>();
     const ceilingAt = async (connections: number) => {
-      if (!ceilings.has(connections)) ceilings.set(connections, await measure(ceilingUrl, connections));
+      if (!ceilings.has(connections)) ceilings.set(connections, await measure(ceilingUrl, connections, children));
       return ceilings.get(connections)!;
     };
 
@@ -252,7 +262,7 @@ async function main() {
           if (LOAD) {
             for (const connections of catalog.connections) {
               const ceiling = await ceilingAt(connections);
-              const figures = await measure(stack.url, connections, stack.headers);
+              const figures = await measure(stack.url, connections, stack.children, stack.headers);
               const rss = (await residentMemory(stack.recommendations)).rss / 2 ** 20;
               const row = { catalog: catalog.name, connections, figures, ceiling, rssMb: rss, relevance: relevanceFigures };
               rows.push(row);
@@ -280,8 +290,8 @@ async function main() {
       `gateway → NATS → recommendations (child processes from dist, LOG_LEVEL=warn); ceiling beside each row at the same connections:`,
   );
   if (LOAD) {
-    console.log('| catalog | connections | answers 2xx/s | p50 | p99 | 503 | ceiling (same run) | req/s ratio | p99 ratio | recommendations RSS |');
-    console.log('| - | - | - | - | - | - | - | - | - | - |');
+    console.log('| catalog | connections | answers 2xx/s | p50 | p99 | 503 | ceiling (same run) | req/s ratio | p99 ratio | CPU per request (Node processes) | recommendations RSS |');
+    console.log('| - | - | - | - | - | - | - | - | - | - | - |');
     for (const row of rows) console.log(line(row));
   }
   for (const row of rows.filter((r) => r.relevance)) {
