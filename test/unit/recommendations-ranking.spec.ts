@@ -3,11 +3,13 @@ import { RECOMMEND_DEFAULT_LATENCY_BUDGET_MS, RECOMMEND_MAX_LATENCY_BUDGET_MS, R
 import {
   CONTEXT_MAX_CHARACTERS,
   HALF_SCORE_STRENGTH,
+  RARITY_FULL_AT,
   answerDeadlineMs,
   conversationContext,
   effectiveBudgetMs,
   relevanceScore,
   searchTimeoutMs,
+  wordRarity,
 } from '../../apps/recommendations/src/ranking/relevance.js';
 
 /** The pure rules behind contextual_relevance_score, the conversation context and the latency budget. */
@@ -38,6 +40,32 @@ describe('relevanceScore', () => {
       fc.property(fc.double({ min: 0, max: 100, noNaN: true }), fc.double({ min: 0, max: 100, noNaN: true }), (a, b) => {
         const [low, high] = a <= b ? [a, b] : [b, a];
         return relevanceScore(low) <= relevanceScore(high);
+      }),
+    );
+  });
+});
+
+describe('wordRarity', () => {
+  it('is 1 for a word in at most one ad in RARITY_FULL_AT, 0 for a word in every ad, in between by the log of its share', () => {
+    expect(wordRarity(1, 1_000_000)).toBe(1);
+    expect(wordRarity(1_000, 1_000_000)).toBe(1);
+    expect(wordRarity(1_000_000, 1_000_000)).toBe(0);
+    expect(wordRarity(0, 1_000_000)).toBe(0);
+    expect(wordRarity(100_000, 1_000_000)).toBeCloseTo(1 / 3, 10);
+    // A small catalog: its own size is the scale (a word in 1 of 24 ads is as rare as can be).
+    expect(wordRarity(1, 24)).toBe(1);
+    expect(wordRarity(12, 24)).toBeCloseTo(Math.log(2) / Math.log(24), 10);
+  });
+
+  it('depends on the share of the catalog only, past RARITY_FULL_AT ads, and falls as the share grows', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 100 }), (per, scale, more) => {
+        const catalog = RARITY_FULL_AT * scale;
+        const share = Math.min(catalog, per * scale);
+        const same = Math.abs(wordRarity(share, catalog) - wordRarity(share * more, catalog * more)) < 1e-9;
+        const falls = wordRarity(share, catalog) >= wordRarity(Math.min(catalog, share + scale), catalog);
+        const bounded = wordRarity(share, catalog) >= 0 && wordRarity(share, catalog) <= 1;
+        return same && falls && bounded;
       }),
     );
   });

@@ -1,4 +1,4 @@
-import { Check, Column, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { AdContentColumns } from './ad-content.entity.js';
 import { RECOMMENDATIONS_SCHEMA } from './recommendations.schema.js';
 
@@ -15,12 +15,14 @@ export const AD_SEARCH_VECTOR_EXPRESSION =
   ` || setweight(to_tsvector('english'::regconfig, coalesce(tail_summary, '')), 'C')` +
   ` || setweight(to_tsvector('english'::regconfig, coalesce(creative_input ->> 'short_description', '')), 'C')`;
 
-/** An ad of the catalog, upserted by `ops ads import`, found by full-text search (ads_search_idx). */
+/**
+ * An ad of the catalog, upserted by `ops ads import`. Triggers keep its words in the word index
+ * the search reads (ad_terms, lexeme_stats, catalog_stats: migration 1764633600000).
+ */
 @Entity({ schema: RECOMMENDATIONS_SCHEMA, name: 'ads' })
 @Check('ads_creative_input_check', `jsonb_typeof(creative_input) = 'object'`)
 @Check('ads_landing_url_check', `landing_url ~* '^https?://'`)
 @Check('ads_keywords_check', `jsonb_typeof(keywords) = 'array'`)
-@Index('ads_search_idx', ['search_vector'], { type: 'gin' })
 export class AdEntity extends AdContentColumns {
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'ads_pkey' })
   ad_id: string;
@@ -38,7 +40,7 @@ export class AdEntity extends AdContentColumns {
   @UpdateDateColumn({ type: 'timestamptz', default: () => 'now()' })
   updated_at: Date;
 
-  /** Written by PostgreSQL only; read by the search query (AdSearchRepository), never selected by default. */
+  /** Written by PostgreSQL only; read by the word-index triggers and the search (AdSearchRepository), never selected by default. */
   @Column({
     type: 'tsvector',
     nullable: true,

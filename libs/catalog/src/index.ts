@@ -6,3 +6,4 @@ export { RecommendationEntity } from './recommendation.entity.js';
 export { RecommendationOutboxEntity } from './recommendation-outbox.entity.js';
 export { RecommendationRequestEntity } from './recommendation-request.entity.js';
 export { CatalogFileError, describeCatalogFileError, readCatalogFile } from './catalog-file.js';
+export { WORD_INDEX_REBUILD } from './migrations/1764633600000-recommendations-ad-terms.js';

@@ -6,12 +6,13 @@ import { freePort, waitFor } from '../../support/index.js';
 // The services and the ops CLI as child processes of the built code (dist/), so that a fault
 // test can SIGKILL them; their metrics and output.
 
-export type ServiceName = 'gateway' | 'reporting-projection' | 'payouts-read';
+export type ServiceName = 'gateway' | 'reporting-projection' | 'payouts-read' | 'recommendations';
 
 const PORT_VARIABLE: Record<ServiceName, string> = {
   gateway: 'PORT',
   'reporting-projection': 'REPORTING_HTTP_PORT',
   'payouts-read': 'PAYOUTS_HTTP_PORT',
+  recommendations: 'RECOMMENDATIONS_HTTP_PORT',
 };
 
 export interface ServiceProcess {

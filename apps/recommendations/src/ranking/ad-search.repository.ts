@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { CATALOG_TEXT_SEARCH_CONFIG } from '#libs/catalog';
+import { CANDIDATES_PER_WORD, CANDIDATES_RESCORED, RARITY_FULL_AT } from './relevance.js';
 
 /** An ad found for a query, with its ranking strength (see relevance.ts for the formula). */
 export interface AdCandidate {
@@ -16,31 +17,60 @@ export interface AdCandidate {
 
 const CONFIG = `'${CATALOG_TEXT_SEARCH_CONFIG}'::regconfig`;
 
-/** An OR of the text's lexemes (plainto_tsquery ANDs them), or NULL when it has none. */
-const orQuery = (param: string) =>
-  `CASE WHEN length(to_tsvector(${CONFIG}, ${param})) > 0
-        THEN replace(plainto_tsquery(${CONFIG}, ${param})::text, ' & ', ' | ')::tsquery END`;
-
 /**
- * Full-text search of the active catalog (GIN index on `ads.search_vector`). The query and the
- * context are turned into tsqueries by PostgreSQL itself (never by string building here), and
- * ranked in one statement: strength = ts_rank_cd(query)/√n + weight · ts_rank_cd(context)/√m.
+ * Ranked retrieval over the catalog's word index (tables ad_terms, lexeme_stats, catalog_stats,
+ * kept in step with `ads` by triggers), in one statement whose cost depends on the question, not
+ * on the catalog's size:
+ *
+ * 1. words: the lexemes of the query and of the context (PostgreSQL parses both: never string
+ *    building here), each with its factor 1/√n (query) or w/√m (context), summed when in both;
+ * 2. weighted: each word's factor × rarity² (relevance.ts), from its document frequency;
+ * 3. candidates: for each word, the first CANDIDATES_PER_WORD rows of its range of
+ *    ad_terms_rank_idx (its heaviest ads: an index-only scan that stops there), summed per ad;
+ *    the CANDIDATES_RESCORED best go on;
+ * 4. those ads' strength, exactly, from their own search_vector over all the words; best first,
+ *    ties by ad_id.
  */
 @Injectable()
 export class AdSearchRepository {
   async search(manager: EntityManager, input: { query: string; context: string; contextWeight: number; limit: number }): Promise<AdCandidate[]> {
-    // Raw SQL: the hot path of every recommendation, one statement of tsquery/ts_rank_cd expressions
-    // over the GIN index; a query builder would only wrap these same SQL strings.
+    // Raw SQL: the hot path of every recommendation, one statement of tsvector functions, LATERAL
+    // index scans with LIMIT and aggregates; a query builder would only wrap these same SQL strings.
     const rows: (Omit<AdCandidate, 'strength'> & { strength: number | string })[] = await manager.query(
-      `WITH terms AS (
-         SELECT ${orQuery('$1::text')} AS q, length(to_tsvector(${CONFIG}, $1::text)) AS qn,
-                ${orQuery('$2::text')} AS c, length(to_tsvector(${CONFIG}, $2::text)) AS cn
+      `WITH parsed AS (
+         SELECT to_tsvector(${CONFIG}, $1::text) AS q, to_tsvector(${CONFIG}, $2::text) AS c
+       ), words AS (
+         SELECT lexeme, sum(f) AS f FROM (
+           SELECT unnest(tsvector_to_array(p.q)) AS lexeme, 1 / sqrt(greatest(length(p.q), 1)) AS f FROM parsed p
+           UNION ALL
+           SELECT unnest(tsvector_to_array(p.c)), $3::float8 / sqrt(greatest(length(p.c), 1)) FROM parsed p
+         ) w
+         WHERE f > 0
+         GROUP BY lexeme
+       ), weighted AS (
+         SELECT w.lexeme,
+                w.f * power(least(1, ln(n.ads::float8 / s.ads) / ln(greatest(2, least(n.ads, ${RARITY_FULL_AT}))::float8)), 2) AS g
+           FROM words w
+           JOIN recommendations.lexeme_stats s ON s.lexeme = w.lexeme AND s.ads > 0,
+                (SELECT ads FROM recommendations.catalog_stats LIMIT 1) n
+       ), candidates AS (
+         SELECT p.ad_id, sum(wt.g * p.weight) AS pre
+           FROM weighted wt
+          CROSS JOIN LATERAL (
+                SELECT t.ad_id, t.weight FROM recommendations.ad_terms t
+                 WHERE t.lexeme = wt.lexeme
+                 ORDER BY t.weight DESC, t.ad_id
+                 LIMIT ${CANDIDATES_PER_WORD}) p
+          WHERE wt.g > 0
+          GROUP BY p.ad_id
+          ORDER BY pre DESC, p.ad_id
+          LIMIT ${CANDIDATES_RESCORED}
        )
        SELECT a.ad_id, a.product_id, a.product_title, a.weave_summary, a.tail_summary, a.creative_input, a.landing_url,
-              coalesce(ts_rank_cd(a.search_vector, t.q, 1) / sqrt(nullif(t.qn, 0)), 0)
-                + $3::float8 * coalesce(ts_rank_cd(a.search_vector, t.c, 1) / sqrt(nullif(t.cn, 0)), 0) AS strength
-         FROM terms t
-         JOIN recommendations.ads a ON a.search_vector @@ t.q OR a.search_vector @@ t.c
+              (SELECT coalesce(sum(wt.g * recommendations.term_weight(u.weights)), 0)
+                 FROM unnest(a.search_vector) u JOIN weighted wt ON wt.lexeme = u.lexeme) AS strength
+         FROM candidates cd
+         JOIN recommendations.ads a ON a.ad_id = cd.ad_id
         WHERE a.active
         ORDER BY strength DESC, a.ad_id
         LIMIT $4`,

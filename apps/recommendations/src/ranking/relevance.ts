@@ -8,25 +8,49 @@ import {
 /**
  * The pure rules of ranking and timing (unit tested in test/unit/recommendations-ranking.spec.ts).
  *
- * Relevance. PostgreSQL full-text search ranks each active ad that shares at least one word
- * (lexeme, `english` configuration: stemmed, stop words dropped) with the query or the recent
- * conversation:
+ * Relevance. A question and the recent conversation are split into words (lexemes, `english`
+ * configuration: stemmed, stop words dropped). An active ad that shares at least one of them is
+ * scored in the vector-space way, each word weighted by its rarity in the catalog on both sides
+ * (the question's and the ad's), hence rarity²:
  *
- *   strength = rank_cd(ad, query) / √(query lexemes) + w · rank_cd(ad, context) / √(context lexemes)
+ *   strength = Σ_query words   rarity(word)² · weight(word, ad) / √(query words)
+ *            + w · Σ_context words rarity(word)² · weight(word, ad) / √(context words)
  *
- * where rank_cd = `ts_rank_cd(search_vector, q, 1)`: cover density over the ad's weighted text
- * (title A = 1.0, keywords B = 0.4, summaries and short description C = 0.2), divided by
- * 1 + log(ad length) so long copy cannot win by repetition; the words of q are OR-ed, so a
- * question matches on any of its words, and dividing by the square root of their number keeps
- * a long question's score comparable with a short one's without letting one word of ten count
- * as a full match. w = RECOMMENDATIONS_CONTEXT_WEIGHT (0.3): history counts less than the query.
+ * - weight(word, ad) (recommendations.term_weight in SQL): the ad's best field holding the word —
+ *   title 1.0, keywords 0.4, summaries and short description 0.15 — times 1 + ln(repetitions)/10;
+ * - rarity(word) = wordRarity(ads having the word, active ads): 1 for a word in at most one ad in
+ *   RARITY_FULL_AT, falling to 0 for a word in every ad, so words most ads share ("new",
+ *   "premium") weigh almost nothing and the product words of the question decide;
+ * - dividing by the square root of the number of words keeps a long question's score comparable
+ *   with a short one's without letting one word of ten count as a full match (words no ad has
+ *   count there too); w = RECOMMENDATIONS_CONTEXT_WEIGHT (0.3): history counts less than the query.
  *
  *   contextual_relevance_score = 100 · strength / (strength + 0.2), rounded to 0.1
  *
  * a saturating map onto 0–100: strength 0.2 scores 50, 0.8 scores 80 (the title and keywords
- * of an ad name the query's words), 0.05 scores 20. Ads under RECOMMENDATIONS_MIN_SCORE (10) are
- * never recommended; at most RECOMMEND_MAX_RESULTS are, best first (ties by ad_id).
+ * of an ad name the query's rare words), 0.05 scores 20. Ads under RECOMMENDATIONS_MIN_SCORE (10)
+ * are never recommended; at most RECOMMEND_MAX_RESULTS are, best first (ties by ad_id).
+ *
+ * Retrieval is bounded (AdSearchRepository): for each word only its CANDIDATES_PER_WORD heaviest
+ * ads are candidates, and the CANDIDATES_RESCORED best candidates (by the sum over the words that
+ * found them) are scored exactly; so the work per question does not grow with the catalog. An
+ * ad heavy in several words of the question is found through the rarest of them.
  */
+export const RARITY_FULL_AT = 1000;
+export const CANDIDATES_PER_WORD = 40;
+export const CANDIDATES_RESCORED = 12;
+
+/**
+ * A word's rarity in (0, 1]: ln(N / ads) / ln(min(N, RARITY_FULL_AT)), at most 1, where N is the
+ * number of active ads and `ads` how many of them have the word (the SQL of AdSearchRepository
+ * computes the same from lexeme_stats and catalog_stats). Depends on the word's share of the
+ * catalog, not on the catalog's size, past RARITY_FULL_AT ads.
+ */
+export function wordRarity(ads: number, catalogAds: number): number {
+  if (ads <= 0 || catalogAds <= 0 || ads >= catalogAds) return 0;
+  return Math.min(1, Math.log(catalogAds / ads) / Math.log(Math.max(2, Math.min(catalogAds, RARITY_FULL_AT))));
+}
+
 export const HALF_SCORE_STRENGTH = 0.2;
 
 export function relevanceScore(strength: number): number {

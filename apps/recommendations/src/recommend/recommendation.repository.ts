@@ -110,7 +110,8 @@ export class RecommendationRepository {
   ): Promise<AnswerOutcome> {
     return this.dataSource.transaction(async (manager) => {
       // Raw SQL: a transaction-local statement_timeout; TypeORM has no API for session settings.
-      await manager.query(`SELECT set_config('statement_timeout', $1, true)`, [`${meta.searchTimeoutMs}ms`]);
+      // No JIT: the search is a few index scans bounded by their LIMITs, far cheaper than compiling it.
+      await manager.query(`SELECT set_config('statement_timeout', $1, true), set_config('jit', 'off', true)`, [`${meta.searchTimeoutMs}ms`]);
       const found = await search(manager);
       if (found.length === 0) return { kind: 'none' };
       await manager.query(`SELECT set_config('statement_timeout', $1, true)`, [`${RECORD_TIMEOUT_MS}ms`]);

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ClientProxy } from '@nestjs/microservices';
+import pg from 'pg';
+import { firstValueFrom } from 'rxjs';
+import type { DataSource } from 'typeorm';
+import { createRecommendationsDataSource, importCatalog } from '#libs/catalog';
+import { RpcSubjects, type RecommendResult } from '#libs/contracts';
+import { initializeDatabase } from '#libs/database';
+import { NatsRpcClient, type NatsClient } from '#libs/nats';
+import { generateAd, type LabelledQuestion } from '../../bench/catalog-generator.js';
+import { connectNatsClient, connectSql, startRecommendations, useTestStack } from '../support/index.js';
+
+/**
+ * Relevance of the real service on a generated catalog (bench/catalog-generator.ts) imported
+ * with the catalog importer: a sample of the labelled set (test/relevance/labelled-questions.json)
+ * must keep precision@3 and the share of "nothing found" answered right at or above floors taken
+ * from bench:recommend's measurement of the search this one replaced (docs/benchmarks/recommend.md).
+ * And the word index the search reads stays equal to one rebuilt from the catalog after imports
+ * that add, change and withdraw ads.
+ */
+const CATALOG_ADS = 3000;
+/** Every SAMPLE_EVERY-th labelled question. */
+const SAMPLE_EVERY = 4;
+/**
+ * The replaced search (an OR of the question's words over a GIN index, ts_rank_cd of every match)
+ * on the 10,000- and 100,000-ad generated catalogs: precision@3 1.000, "nothing found" right 0.425
+ * (bench:recommend, docs/benchmarks/recommend.md).
+ */
+const PRECISION_FLOOR = 1;
+const NOTHING_FLOOR = 0.425;
+
+const stack = useTestStack();
+let client: NatsClient;
+let rpc: ClientProxy;
+let catalog: DataSource;
+let sql: pg.Client;
+
+const ads = Array.from({ length: CATALOG_ADS }, (_, i) => generateAd(i));
+
+beforeAll(async () => {
+  stack.track(await startRecommendations(stack.urls));
+  client = await connectNatsClient(stack, 'recommendations-relevance-test');
+  rpc = new NatsRpcClient({ connection: client.connection, timeoutMs: 15000 });
+  catalog = createRecommendationsDataSource(stack.db.url, 2, 'recommendations-relevance-test');
+  await initializeDatabase(catalog);
+  stack.atEnd(() => catalog.destroy());
+  await importCatalog(catalog, ads);
+  sql = await connectSql(stack);
+});
+
+it('answers a sample of the labelled set at least as well as the search it replaced', async () => {
+  const labelled = JSON.parse(readFileSync(resolve('test/relevance/labelled-questions.json'), 'utf8')) as LabelledQuestion[];
+  const sample = labelled.filter((_, i) => i % SAMPLE_EVERY === 0);
+  let slots = 0;
+  let categoryQuestions = 0;
+  let nothingRight = 0;
+  let nothingQuestions = 0;
+  for (const [i, { query, expected }] of sample.entries()) {
+    const result = await firstValueFrom(
+      rpc.send<RecommendResult>(RpcSubjects.recommend, {
+        agent_id: 'agent_relevance',
+        traffic: 'live',
+        session_id: 'sess_relevance',
+        message_id: `msg_${i}`,
+        query,
+        latency_budget_ms: 5000,
+        request_id: `req_${i}`,
+      }),
+    );
+    if (expected === null) {
+      nothingQuestions++;
+      if (result.recommendations.length === 0) nothingRight++;
+    } else {
+      categoryQuestions++;
+      slots += result.recommendations.filter((r) => r.creative_input.category === expected).length;
+    }
+  }
+  expect(categoryQuestions).toBeGreaterThanOrEqual(50);
+  expect(nothingQuestions).toBeGreaterThanOrEqual(8);
+  expect(slots / (3 * categoryQuestions)).toBeGreaterThanOrEqual(PRECISION_FLOOR);
+  expect(nothingRight / nothingQuestions).toBeGreaterThanOrEqual(NOTHING_FLOOR);
+});
+
+it('keeps the word index equal to a rebuild from the catalog after imports that add, change and withdraw ads', async () => {
+  const changed = ads.slice(0, 300).map((ad, i) => {
+    if (i % 3 === 0) return { ...ad, active: false };
+    if (i % 3 === 1) return { ...ad, product_title: `${ad.product_title} refurbished`, keywords: [...ad.keywords, 'refurbished'] };
+    return ad;
+  });
+  const added = Array.from({ length: 50 }, (_, i) => generateAd(CATALOG_ADS + i));
+  await importCatalog(catalog, [...changed, ...added]);
+  // Withdrawn, then back: the index must follow both ways.
+  await importCatalog(catalog, changed.slice(0, 30).map((ad) => ({ ...ad, active: true })));
+
+  const difference = async (a: string, b: string) => Number((await sql.query(`SELECT count(*)::int AS n FROM (${a} EXCEPT ALL ${b}) d`)).rows[0].n);
+  const terms = `SELECT lexeme, weight, ad_id FROM recommendations.ad_terms`;
+  const rebuilt = `SELECT u.lexeme, recommendations.term_weight(u.weights), a.ad_id FROM recommendations.ads a, unnest(a.search_vector) u WHERE a.active`;
+  expect(await difference(terms, rebuilt)).toBe(0);
+  expect(await difference(rebuilt, terms)).toBe(0);
+
+  const stats = `SELECT lexeme, ads FROM recommendations.lexeme_stats WHERE ads > 0`;
+  const counted = `SELECT u.lexeme, count(*)::int FROM recommendations.ads a, unnest(a.search_vector) u WHERE a.active GROUP BY u.lexeme`;
+  expect(await difference(stats, counted)).toBe(0);
+  expect(await difference(counted, stats)).toBe(0);
+  const { rows } = await sql.query(`SELECT (SELECT ads FROM recommendations.catalog_stats) AS kept, (SELECT count(*)::int FROM recommendations.ads WHERE active) AS counted`);
+  expect(rows[0].kept).toBe(rows[0].counted);
+  expect(rows[0].counted).toBe(CATALOG_ADS + 50 - 100 + 10);
+});
