@@ -1,5 +1,6 @@
 import type { DynamicModule } from '@nestjs/common';
 import { ClientsModule } from '@nestjs/microservices';
+import { ClsService } from 'nestjs-cls';
 import { NatsClient, NatsRpcClient, type NatsRpcClientOptions } from '#libs/nats';
 import { GatewayEnv } from '../config/gateway.env.js';
 import type { ProblemSlug } from './problem.js';
@@ -65,7 +66,8 @@ export function downstreamOf(subject: string): DownstreamService | undefined {
  * The ClientProxy of a service, for a feature module's imports: our NatsRpcClient on the
  * process's one NATS connection (the connection's request multiplexer, not a subscription per
  * request), waiting `timeoutMs` of the gateway's env for each reply unless a request carries its
- * own timeout (withRequestId). `rawResults`: replies come back as RawJson bytes, for forwarding.
+ * own timeout (withTimeout). Every request carries the id of the HTTP request in hand
+ * (RequestContextModule). `rawResults`: replies come back as RawJson bytes, for forwarding.
  */
 export function downstreamClient(
   service: DownstreamService,
@@ -74,10 +76,15 @@ export function downstreamClient(
   return ClientsModule.registerAsync([
     {
       name: service.client,
-      inject: [NatsClient, GatewayEnv],
-      useFactory: (nats: NatsClient, env: GatewayEnv) => ({
+      inject: [NatsClient, GatewayEnv, ClsService],
+      useFactory: (nats: NatsClient, env: GatewayEnv, context: ClsService) => ({
         customClass: NatsRpcClient,
-        options: { connection: nats.connection, timeoutMs: options.timeoutMs(env), rawResults: options.rawResults } satisfies NatsRpcClientOptions,
+        options: {
+          connection: nats.connection,
+          timeoutMs: options.timeoutMs(env),
+          rawResults: options.rawResults,
+          requestId: () => context.getId(),
+        } satisfies NatsRpcClientOptions,
       }),
     },
   ]);

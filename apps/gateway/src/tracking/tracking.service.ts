@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { ClsService } from 'nestjs-cls';
 import { LOGGER } from '#libs/bootstrap';
 import type { RankedRecommendation, Traffic } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
 import { IdentityCacheService } from '../auth/identity-cache.service.js';
 import { GatewayEnv } from '../config/gateway.env.js';
+import { ProblemException } from '../http/problem.js';
 import { TrackingChecks } from './tracking-checks.service.js';
 import { TrackingOutbox } from './tracking-outbox.js';
 import { trackingEvent, trackingSubject, type TrackingEvent } from './tracking-events.js';
@@ -23,6 +25,10 @@ export const EXPOSURE_PATH = '/track/exposure';
 export const CLICK_PATH = '/track/click';
 /** How long a tracking route waits for JetStream's PubAck before keeping the event in the outbox. */
 export const TRACKING_PUBLISH_TIMEOUT_MS = 2000;
+/** Retry-After of a tracking route's 503. */
+export const TRACKING_RETRY_AFTER_SECONDS = 1;
+export const TRACKING_NOT_FOUND = 'This tracking link is not valid.';
+export const TRACKING_UNAVAILABLE = 'Tracking is temporarily unavailable; retry later.';
 
 /**
  * What became of a valid link's request: its event was published (or JetStream reported it a
@@ -69,6 +75,7 @@ export class TrackingService {
     private readonly outbox: TrackingOutbox,
     @Inject(TRACKING_SECRETS) private readonly secrets: TrackingSecrets,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly context: ClsService,
   ) {}
 
   /**
@@ -121,13 +128,32 @@ export class TrackingService {
    * not be: the platform lookup failed, or JetStream did not acknowledge and the outbox write
    * failed too (nothing is recorded then, and a retry can record it).
    */
-  async record(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string): Promise<TrackingOutcome> {
-    const outcome = await this.decide(kind, claims, address, requestId);
+  async record(kind: TrackingKind, claims: SignedTrackingClaims, address: string): Promise<TrackingOutcome> {
+    const outcome = await this.decide(kind, claims, address, this.context.getId());
     trackingRequests.inc({ kind, outcome });
     return outcome;
   }
 
-  private async decide(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string): Promise<TrackingOutcome> {
+  /**
+   * The answer to a request of a tracking link: its token (`t`) verified for this kind (404
+   * otherwise, nothing recorded), its event recorded when it may be (503 when it should have
+   * been and could be kept nowhere); the landing URL of a click.
+   */
+  async follow(kind: TrackingKind, token: string | undefined, address: string): Promise<string> {
+    const claims = this.verify(token, kind);
+    if (!claims) throw new ProblemException('not-found', TRACKING_NOT_FOUND);
+    try {
+      await this.record(kind, claims, address);
+    } catch (error) {
+      if (error instanceof TrackingUnavailableError) {
+        throw new ProblemException('service-unavailable', TRACKING_UNAVAILABLE, { 'Retry-After': String(TRACKING_RETRY_AFTER_SECONDS) });
+      }
+      throw error;
+    }
+    return claims.landing_url ?? '';
+  }
+
+  private async decide(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string | undefined): Promise<TrackingOutcome> {
     const expiresAt = trackingLinkExpiresAt(claims, this.env.TRACKING_LINK_TTL_DAYS);
     if (!(Date.now() < expiresAt)) return 'expired';
     if ((await this.platformStatus(kind, claims.agent_id, requestId)) !== 'active') return 'suspended';
@@ -146,7 +172,7 @@ export class TrackingService {
   }
 
   /** The platform's status through the identity cache (a suspension is seen within a second). */
-  private async platformStatus(kind: TrackingKind, agentId: string, requestId: string): Promise<string | null> {
+  private async platformStatus(kind: TrackingKind, agentId: string, requestId: string | undefined): Promise<string | null> {
     try {
       return await this.identity.platformStatus(agentId);
     } catch (error) {
@@ -163,7 +189,7 @@ export class TrackingService {
    * (`deferred`), which TrackingEventsRelay publishes later with the same Nats-Msg-Id. Throws
    * TrackingUnavailableError only when the outbox write fails too.
    */
-  private async publish(kind: TrackingKind, event: TrackingEvent, requestId: string): Promise<'published' | 'duplicate' | 'deferred'> {
+  private async publish(kind: TrackingKind, event: TrackingEvent, requestId: string | undefined): Promise<'published' | 'duplicate' | 'deferred'> {
     const subject = trackingSubject(kind);
     try {
       const ack = await this.nats.jetstream.publish(subject, this.encoder.encode(JSON.stringify(event)), {
