@@ -1,7 +1,8 @@
 import type { DynamicModule } from '@nestjs/common';
-import { ClientsModule } from '@nestjs/microservices';
+import { ClientsModule, type ClientProxy } from '@nestjs/microservices';
 import { ClsService } from 'nestjs-cls';
-import { NatsClient, NatsRpcClient, type NatsRpcClientOptions } from '#libs/nats';
+import { firstValueFrom } from 'rxjs';
+import { NatsClient, NatsRpcClient, type NatsRpcClientOptions, type RawJson } from '#libs/nats';
 import { GatewayEnv } from '../config/gateway.env.js';
 import type { ProblemSlug } from './problem.js';
 
@@ -60,6 +61,12 @@ const BY_PREFIX = new Map<string, DownstreamService>(Object.values(DOWNSTREAM).m
 /** The service a request/reply subject belongs to. */
 export function downstreamOf(subject: string): DownstreamService | undefined {
   return BY_PREFIX.get(subject.slice(0, subject.indexOf('.')));
+}
+
+/** The JSON bytes of the reply of a `rawResults` client, unparsed, to forward as they are (failures: RpcCallFilter). */
+export async function replyBytes(client: ClientProxy, subject: string, payload: object): Promise<Buffer> {
+  const { bytes } = await firstValueFrom(client.send<RawJson>(subject, payload));
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /**

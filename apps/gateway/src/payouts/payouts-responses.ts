@@ -1,4 +1,4 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiExtraModels, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { PAYOUTS_MAX_PAGE, PAYOUTS_MAX_PAGE_SIZE } from '#libs/contracts';
 import { IdTokenRoute } from '../auth/authenticated-route.decorator.js';
@@ -103,54 +103,38 @@ export function ApiPayouts(): ClassDecorator {
   );
 }
 
-const HEADERS = { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC };
-
-export function ApiPayoutBalance(): MethodDecorator {
-  return applyDecorators(
-    NO_QUERY_422,
-    ApiOkResponse({ description: 'The balances (empty when none is known yet).', type: PayoutBalancesDto, headers: HEADERS, example: BALANCES_EXAMPLE }),
-    PayoutsEndpoint(
-      'getPayoutBalance',
-      'Payout balance snapshot by currency',
-      'Every currency of the platform with its four buckets in integer micros: pending (recorded, not yet available), available (settled, ' +
-        'available for payout consideration; not a sent transfer), locked (reserved for a statement, including BLOCKED or FAILED processing) and paid out. ' +
-        'Payout balances follow the earnings ledger and settlement; they can differ from the reporting earnings at any moment.',
-    ),
-  );
+/** The 200 of a route: its description, schema and example, with the request-id and cache headers. */
+function ok(description: string, type: Type, example: object) {
+  return ApiOkResponse({ description, type, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example });
 }
 
-export function ApiPayoutReadiness(): MethodDecorator {
-  return applyDecorators(
-    NO_QUERY_422,
-    ApiOkResponse({ description: 'The readiness.', type: PayoutReadinessDto, headers: HEADERS, example: READINESS_EXAMPLE }),
-    PayoutsEndpoint(
-      'getPayoutReadiness',
-      'Payout setup readiness',
-      'Setup status, missing fields, payout thresholds (minimum payout amount per currency) and a blocked reason. ' +
-        'Before anything is known about the setup, setup_status is not_started and updated_at is null.',
-    ),
-  );
+/** A route without query parameters: 200 of `type`, 422 for any query parameter. */
+function NoQueryEndpoint(answer: [description: string, type: Type, example: object], operation: [operationId: string, summary: string, description: string]): MethodDecorator {
+  return applyDecorators(NO_QUERY_422, ok(...answer), PayoutsEndpoint(...operation));
 }
 
-export function ApiPayoutOverview(): MethodDecorator {
-  return applyDecorators(
-    NO_QUERY_422,
-    ApiOkResponse({ description: 'The overview.', type: PayoutOverviewDto, headers: HEADERS, example: OVERVIEW_EXAMPLE }),
-    PayoutsEndpoint(
-      'getPayoutOverview',
-      'Balances, readiness, latest statement and recent statements',
-      'One answer for a payout dashboard: the balances, the readiness, the latest statement (null when there is none) and the 5 most recent statements of any status, newest period first.',
-    ),
-  );
+/** A paginated route taking `parameters`: 200 with a page of statements, 422 for a bad page or another parameter. */
+function PageEndpoint(parameters: string, description: string, operation: [operationId: string, summary: string, description: string]): MethodDecorator {
+  return applyDecorators(pageQuery422(parameters), ok(description, PayoutStatementPageDto, STATEMENT_PAGE_EXAMPLE), PayoutsEndpoint(...operation));
 }
 
-export function ApiPayoutStatements(): MethodDecorator {
-  return applyDecorators(
-    pageQuery422('page, page_size, status (LOCKED, BLOCKED, FAILED, PAID)'),
-    ApiOkResponse({ description: 'One page of statements.', type: PayoutStatementPageDto, headers: HEADERS, example: STATEMENT_PAGE_EXAMPLE }),
-    PayoutsEndpoint('listPayoutStatements', 'Payout statements, paginated', `The statements of the platform, optionally of one status. ${PAGE_DESCRIPTION}`),
-  );
-}
+const BALANCE_DESCRIPTION =
+  'Every currency of the platform with its four buckets in integer micros: pending (recorded, not yet available), available (settled, ' +
+  'available for payout consideration; not a sent transfer), locked (reserved for a statement, including BLOCKED or FAILED processing) and paid out. ' +
+  'Payout balances follow the earnings ledger and settlement; they can differ from the reporting earnings at any moment.';
+const READINESS_DESCRIPTION =
+  'Setup status, missing fields, payout thresholds (minimum payout amount per currency) and a blocked reason. ' +
+  'Before anything is known about the setup, setup_status is not_started and updated_at is null.';
+const OVERVIEW_DESCRIPTION =
+  'One answer for a payout dashboard: the balances, the readiness, the latest statement (null when there is none) and the 5 most recent statements of any status, newest period first.';
+
+export const ApiPayoutBalance = () => NoQueryEndpoint(['The balances (empty when none is known yet).', PayoutBalancesDto, BALANCES_EXAMPLE], ['getPayoutBalance', 'Payout balance snapshot by currency', BALANCE_DESCRIPTION]);
+export const ApiPayoutReadiness = () => NoQueryEndpoint(['The readiness.', PayoutReadinessDto, READINESS_EXAMPLE], ['getPayoutReadiness', 'Payout setup readiness', READINESS_DESCRIPTION]);
+export const ApiPayoutOverview = () => NoQueryEndpoint(['The overview.', PayoutOverviewDto, OVERVIEW_EXAMPLE], ['getPayoutOverview', 'Balances, readiness, latest statement and recent statements', OVERVIEW_DESCRIPTION]);
+export const ApiPayoutStatements = () =>
+  PageEndpoint('page, page_size, status (LOCKED, BLOCKED, FAILED, PAID)', 'One page of statements.', ['listPayoutStatements', 'Payout statements, paginated', `The statements of the platform, optionally of one status. ${PAGE_DESCRIPTION}`]);
+export const ApiPayoutHistory = () =>
+  PageEndpoint('page, page_size', 'One page of the history.', ['listPayoutHistory', 'Payout history, paginated', `The locked, blocked, failed and paid statements of the platform. ${PAGE_DESCRIPTION}`]);
 
 export function ApiPayoutStatement(): MethodDecorator {
   return applyDecorators(
@@ -160,7 +144,7 @@ export function ApiPayoutStatement(): MethodDecorator {
         unknown: { summary: 'Unknown or not the caller’s', value: problemExample(NOT_FOUND.slug, NOT_FOUND.detail) },
       }),
     ),
-    ApiOkResponse({ description: 'The statement.', type: PayoutStatementDto, headers: HEADERS, example: PAID_STATEMENT_EXAMPLE }),
+    ok('The statement.', PayoutStatementDto, PAID_STATEMENT_EXAMPLE),
     ApiParam({
       name: 'statement_id',
       description: `Identifier of the statement (at most ${MAX_STATEMENT_ID_LENGTH} characters; a longer one is unknown: 404).`,
@@ -173,13 +157,5 @@ export function ApiPayoutStatement(): MethodDecorator {
       "One of the caller's own statements with its transfer. The transfer currency can differ from the USD earnings currency; amount received, fees and exchange rate are given when provided. " +
         "Another platform's statement and an unknown id both answer 404.",
     ),
-  );
-}
-
-export function ApiPayoutHistory(): MethodDecorator {
-  return applyDecorators(
-    pageQuery422('page, page_size'),
-    ApiOkResponse({ description: 'One page of the history.', type: PayoutStatementPageDto, headers: HEADERS, example: STATEMENT_PAGE_EXAMPLE }),
-    PayoutsEndpoint('listPayoutHistory', 'Payout history, paginated', `The locked, blocked, failed and paid statements of the platform. ${PAGE_DESCRIPTION}`),
   );
 }

@@ -1,9 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
 import { PAYOUTS_DEFAULT_PAGE, PAYOUTS_DEFAULT_PAGE_SIZE, RpcSubjects } from '#libs/contracts';
-import type { RawJson } from '#libs/nats';
-import { DOWNSTREAM } from '../http/downstream-services.js';
+import { DOWNSTREAM, replyBytes } from '../http/downstream-services.js';
 import { ProblemException } from '../http/problem.js';
 import { PayoutsReplyCache, type PayoutReply } from './payouts-reply-cache.js';
 import type { PayoutHistoryQueryDto, PayoutStatementsQueryDto } from './payouts-query.dto.js';
@@ -30,8 +28,8 @@ function pageKey(route: string, query: PayoutStatementsQueryDto): string {
 @Injectable()
 export class PayoutsService {
   constructor(
-    @Inject(DOWNSTREAM.payoutsRead.client) private readonly payouts: ClientProxy,
     private readonly replies: PayoutsReplyCache,
+    @Inject(DOWNSTREAM.payoutsRead.client) private readonly payouts: ClientProxy,
   ) {}
 
   balance(agentId: string): Promise<PayoutReply> {
@@ -65,12 +63,6 @@ export class PayoutsService {
    * NATS. `list`: the reply is a page of a list (not kept when it is past the last page).
    */
   private ask(subject: string, payload: { agent_id: string; [field: string]: unknown }, key: string, options: { list?: boolean } = {}): Promise<PayoutReply> {
-    return this.replies.reply(payload.agent_id, key, () => this.fetch(subject, payload), options);
-  }
-
-  /** One request/reply to payouts-read: the result's JSON bytes, unparsed. */
-  private async fetch(subject: string, payload: object): Promise<Buffer> {
-    const { bytes } = await firstValueFrom(this.payouts.send<RawJson>(subject, payload));
-    return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes);
+    return this.replies.reply(payload.agent_id, key, () => replyBytes(this.payouts, subject, payload), options);
   }
 }

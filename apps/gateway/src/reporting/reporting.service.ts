@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import { firstValueFrom } from 'rxjs';
 import { RpcSubjects, defaultGranularity, type ReportRequestDto, type ReportSeries, type SeriesGranularity, type SeriesRequestDto, type TimeRange, type Traffic } from '#libs/contracts';
 import { RawJson } from '#libs/nats';
-import { DOWNSTREAM } from '../http/downstream-services.js';
+import { DOWNSTREAM, replyBytes } from '../http/downstream-services.js';
 import type { SeriesFormat } from './series-query.dto.js';
 import { seriesCsv, seriesCsvFilename } from './series-csv.js';
 import { SeriesReplyCache } from './series-reply-cache.js';
@@ -57,7 +56,7 @@ export class ReportingService {
   /** The Report or PreparingReport as JSON bytes. */
   report(scope: ReportingScope): Promise<Buffer> {
     const payload: ReportRequestDto = { agent_id: scope.agent_id, traffic: scope.traffic, time_range: scope.time_range };
-    return this.ask(RpcSubjects.reportGet, payload);
+    return replyBytes(this.reporting, RpcSubjects.reportGet, payload);
   }
 
   /** The series (JSON bytes, or CSV when ready and asked for) or PreparingReport; ready series through the gateway's cache (SeriesReplyCache). */
@@ -68,14 +67,9 @@ export class ReportingService {
       time_range: scope.time_range,
       granularity: scope.granularity ?? defaultGranularity(scope.time_range),
     };
-    const series = await this.seriesCache.fetch(payload, () => this.ask(RpcSubjects.seriesGet, payload), (body) => !isPreparing(body));
+    const series = await this.seriesCache.fetch(payload, () => replyBytes(this.reporting, RpcSubjects.seriesGet, payload), (body) => !isPreparing(body));
     if (format === 'json' || isPreparing(series)) return series;
     const parsed = new RawJson(series).parse<ReportSeries>();
     return new SeriesCsvFile(seriesCsvFilename(parsed), seriesCsv(parsed));
-  }
-
-  private async ask(subject: string, payload: object): Promise<Buffer> {
-    const { bytes } = await firstValueFrom(this.reporting.send<RawJson>(subject, payload));
-    return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 }
