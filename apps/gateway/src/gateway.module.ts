@@ -7,7 +7,6 @@ import { GatewayEnv } from './config/gateway.env.js';
 import { DashboardAppModule } from './dashboard-app/dashboard-app.module.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
 import { DocsModule } from './docs/docs.module.js';
-import { RequestContextModule } from './http/request-context.js';
 import { KeysModule } from './keys/keys.module.js';
 import { OnboardingModule } from './onboarding/onboarding.module.js';
 import { PayoutsModule } from './payouts/payouts.module.js';
@@ -32,7 +31,6 @@ export class GatewayModule {
           logger,
           database: { create: (e) => createIdentityDataSource(e.DATABASE_URL, e.DATABASE_POOL_SIZE, 'gateway') },
         }),
-        RequestContextModule,
         AuthModule,
         ReportingModule,
         PayoutsModule,

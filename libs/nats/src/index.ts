@@ -19,7 +19,7 @@ export {
 } from './batch-consumer.js';
 export { OutboxRelay, type OutboxEvent, type OutboxStore, type OutboxRelayOptions } from './outbox-relay.js';
 export { NatsRpcServer, type NatsRpcServerOptions } from './transport/nats-rpc.server.js';
-export { NatsRpcClient, NatsRpcRecord, RpcCallError, withRequestId, withTimeout, type NatsRpcClientOptions } from './transport/nats-rpc.client.js';
+export { NatsRpcClient, NatsRpcRecord, RpcCallError, withRequestId, type NatsRpcClientOptions } from './transport/nats-rpc.client.js';
 export { RpcValidationPipe } from './transport/rpc-validation.pipe.js';
 export { RpcErrorFilter } from './transport/rpc-error.filter.js';
 export { RpcController } from './transport/rpc-controller.decorator.js';

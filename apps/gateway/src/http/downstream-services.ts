@@ -1,8 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import { ClientsModule, type ClientProxy } from '@nestjs/microservices';
-import { ClsService } from 'nestjs-cls';
 import { firstValueFrom } from 'rxjs';
-import { NatsClient, NatsRpcClient, type NatsRpcClientOptions, type RawJson } from '#libs/nats';
+import { NatsClient, NatsRpcClient, withRequestId, type NatsRpcClientOptions, type RawJson } from '#libs/nats';
 import { GatewayEnv } from '../config/gateway.env.js';
 import type { ProblemSlug } from './problem.js';
 
@@ -64,8 +63,8 @@ export function downstreamOf(subject: string): DownstreamService | undefined {
 }
 
 /** The JSON bytes of the reply of a `rawResults` client, unparsed, to forward as they are (failures: RpcCallFilter). */
-export async function replyBytes(client: ClientProxy, subject: string, payload: object): Promise<Buffer> {
-  const { bytes } = await firstValueFrom(client.send<RawJson>(subject, payload));
+export async function replyBytes(client: ClientProxy, subject: string, payload: object, requestId: string): Promise<Buffer> {
+  const { bytes } = await firstValueFrom(client.send<RawJson>(subject, withRequestId(payload, requestId)));
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
@@ -73,8 +72,7 @@ export async function replyBytes(client: ClientProxy, subject: string, payload: 
  * The ClientProxy of a service, for a feature module's imports: our NatsRpcClient on the
  * process's one NATS connection (the connection's request multiplexer, not a subscription per
  * request), waiting `timeoutMs` of the gateway's env for each reply unless a request carries its
- * own timeout (withTimeout). Every request carries the id of the HTTP request in hand
- * (RequestContextModule). `rawResults`: replies come back as RawJson bytes, for forwarding.
+ * own timeout (withRequestId). `rawResults`: replies come back as RawJson bytes, for forwarding.
  */
 export function downstreamClient(
   service: DownstreamService,
@@ -83,14 +81,13 @@ export function downstreamClient(
   return ClientsModule.registerAsync([
     {
       name: service.client,
-      inject: [NatsClient, GatewayEnv, ClsService],
-      useFactory: (nats: NatsClient, env: GatewayEnv, context: ClsService) => ({
+      inject: [NatsClient, GatewayEnv],
+      useFactory: (nats: NatsClient, env: GatewayEnv) => ({
         customClass: NatsRpcClient,
         options: {
           connection: nats.connection,
           timeoutMs: options.timeoutMs(env),
           rawResults: options.rawResults,
-          requestId: () => context.getId(),
         } satisfies NatsRpcClientOptions,
       }),
     },

@@ -5,6 +5,7 @@ import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import { NOT_JSON_RESPONSE, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { ProblemDto } from '../http/problem.dto.js';
+import { RequestId } from '../http/request-id.decorator.js';
 import { OnboardingSettingsDto, UpdateOnboardingRequestDto } from './onboarding.dto.js';
 import { OnboardingService } from './onboarding.service.js';
 
@@ -49,7 +50,7 @@ export class OnboardingController {
       settings: { summary: 'Settings unavailable', value: problemExample(UNAVAILABLE.slug, UNAVAILABLE.detail) },
     }),
   )
-  updateOnboarding(@Owner() owner: OwnerPrincipal, @Body() body: UpdateOnboardingRequestDto): Promise<OnboardingSettingsDto> {
-    return this.onboarding.setReportingTimezone(owner.agent_id, body.reporting_timezone);
+  updateOnboarding(@Owner() owner: OwnerPrincipal, @Body() body: UpdateOnboardingRequestDto, @RequestId() requestId: string): Promise<OnboardingSettingsDto> {
+    return this.onboarding.setReportingTimezone(owner.agent_id, body.reporting_timezone, requestId);
   }
 }

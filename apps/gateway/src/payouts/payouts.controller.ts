@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import { NoQueryDto } from '../http/no-query.dto.js';
+import { RequestId } from '../http/request-id.decorator.js';
 import { PayoutReplyRoute } from './payout-reply.interceptor.js';
 import type { PayoutReply } from './payouts-reply-cache.js';
 import { PayoutHistoryQueryDto, PayoutStatementsQueryDto } from './payouts-query.dto.js';
@@ -23,42 +24,42 @@ export class PayoutsController {
   @Get('balance')
   @ApiPayoutBalance()
   @PayoutReplyRoute()
-  getPayoutBalance(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto): Promise<PayoutReply> {
-    return this.payouts.balance(owner.agent_id);
+  getPayoutBalance(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto, @RequestId() requestId: string): Promise<PayoutReply> {
+    return this.payouts.balance(owner.agent_id, requestId);
   }
 
   @Get('readiness')
   @ApiPayoutReadiness()
   @PayoutReplyRoute()
-  getPayoutReadiness(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto): Promise<PayoutReply> {
-    return this.payouts.readiness(owner.agent_id);
+  getPayoutReadiness(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto, @RequestId() requestId: string): Promise<PayoutReply> {
+    return this.payouts.readiness(owner.agent_id, requestId);
   }
 
   @Get('overview')
   @ApiPayoutOverview()
   @PayoutReplyRoute()
-  getPayoutOverview(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto): Promise<PayoutReply> {
-    return this.payouts.overview(owner.agent_id);
+  getPayoutOverview(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto, @RequestId() requestId: string): Promise<PayoutReply> {
+    return this.payouts.overview(owner.agent_id, requestId);
   }
 
   @Get('statements')
   @ApiPayoutStatements()
   @PayoutReplyRoute()
-  listPayoutStatements(@Owner() owner: OwnerPrincipal, @Query() query: PayoutStatementsQueryDto): Promise<PayoutReply> {
-    return this.payouts.statements(owner.agent_id, query);
+  listPayoutStatements(@Owner() owner: OwnerPrincipal, @Query() query: PayoutStatementsQueryDto, @RequestId() requestId: string): Promise<PayoutReply> {
+    return this.payouts.statements(owner.agent_id, query, requestId);
   }
 
   @Get('statements/:statement_id')
   @ApiPayoutStatement()
   @PayoutReplyRoute()
-  getPayoutStatement(@Owner() owner: OwnerPrincipal, @Param('statement_id') statementId: string, @Query() _query: NoQueryDto): Promise<PayoutReply> {
-    return this.payouts.statement(owner.agent_id, statementId);
+  getPayoutStatement(@Owner() owner: OwnerPrincipal, @Param('statement_id') statementId: string, @Query() _query: NoQueryDto, @RequestId() requestId: string): Promise<PayoutReply> {
+    return this.payouts.statement(owner.agent_id, statementId, requestId);
   }
 
   @Get('history')
   @ApiPayoutHistory()
   @PayoutReplyRoute()
-  listPayoutHistory(@Owner() owner: OwnerPrincipal, @Query() query: PayoutHistoryQueryDto): Promise<PayoutReply> {
-    return this.payouts.history(owner.agent_id, query);
+  listPayoutHistory(@Owner() owner: OwnerPrincipal, @Query() query: PayoutHistoryQueryDto, @RequestId() requestId: string): Promise<PayoutReply> {
+    return this.payouts.history(owner.agent_id, query, requestId);
   }
 }

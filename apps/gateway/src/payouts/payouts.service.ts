@@ -32,37 +32,37 @@ export class PayoutsService {
     @Inject(DOWNSTREAM.payoutsRead.client) private readonly payouts: ClientProxy,
   ) {}
 
-  balance(agentId: string): Promise<PayoutReply> {
-    return this.ask(RpcSubjects.payoutsBalanceGet, { agent_id: agentId }, 'balance');
+  balance(agentId: string, requestId: string): Promise<PayoutReply> {
+    return this.ask(RpcSubjects.payoutsBalanceGet, { agent_id: agentId }, 'balance', requestId);
   }
 
-  readiness(agentId: string): Promise<PayoutReply> {
-    return this.ask(RpcSubjects.payoutsReadinessGet, { agent_id: agentId }, 'readiness');
+  readiness(agentId: string, requestId: string): Promise<PayoutReply> {
+    return this.ask(RpcSubjects.payoutsReadinessGet, { agent_id: agentId }, 'readiness', requestId);
   }
 
-  overview(agentId: string): Promise<PayoutReply> {
-    return this.ask(RpcSubjects.payoutsOverviewGet, { agent_id: agentId }, 'overview');
+  overview(agentId: string, requestId: string): Promise<PayoutReply> {
+    return this.ask(RpcSubjects.payoutsOverviewGet, { agent_id: agentId }, 'overview', requestId);
   }
 
-  statements(agentId: string, query: PayoutStatementsQueryDto): Promise<PayoutReply> {
-    return this.ask(RpcSubjects.payoutsStatementsList, { agent_id: agentId, ...query }, pageKey('statements', query), { list: true });
+  statements(agentId: string, query: PayoutStatementsQueryDto, requestId: string): Promise<PayoutReply> {
+    return this.ask(RpcSubjects.payoutsStatementsList, { agent_id: agentId, ...query }, pageKey('statements', query), requestId, { list: true });
   }
 
-  history(agentId: string, query: PayoutHistoryQueryDto): Promise<PayoutReply> {
-    return this.ask(RpcSubjects.payoutsHistoryList, { agent_id: agentId, ...query }, pageKey('history', query), { list: true });
+  history(agentId: string, query: PayoutHistoryQueryDto, requestId: string): Promise<PayoutReply> {
+    return this.ask(RpcSubjects.payoutsHistoryList, { agent_id: agentId, ...query }, pageKey('history', query), requestId, { list: true });
   }
 
-  async statement(agentId: string, statementId: string): Promise<PayoutReply> {
+  async statement(agentId: string, statementId: string, requestId: string): Promise<PayoutReply> {
     // No statement has an empty or over-long id: answer as for any unknown id, without asking.
     if (!statementId || statementId.length > MAX_STATEMENT_ID_LENGTH) throw new ProblemException(NOT_FOUND.slug, NOT_FOUND.detail);
-    return this.ask(RpcSubjects.payoutsStatementGet, { agent_id: agentId, statement_id: statementId }, `statement/${statementId}`);
+    return this.ask(RpcSubjects.payoutsStatementGet, { agent_id: agentId, statement_id: statementId }, `statement/${statementId}`, requestId);
   }
 
   /**
    * The reply of payouts-read for `payload`, from the reply cache when it holds it, else over
    * NATS. `list`: the reply is a page of a list (not kept when it is past the last page).
    */
-  private ask(subject: string, payload: { agent_id: string; [field: string]: unknown }, key: string, options: { list?: boolean } = {}): Promise<PayoutReply> {
-    return this.replies.reply(payload.agent_id, key, () => replyBytes(this.payouts, subject, payload), options);
+  private ask(subject: string, payload: { agent_id: string; [field: string]: unknown }, key: string, requestId: string, options: { list?: boolean } = {}): Promise<PayoutReply> {
+    return this.replies.reply(payload.agent_id, key, () => replyBytes(this.payouts, subject, payload, requestId), options);
   }
 }

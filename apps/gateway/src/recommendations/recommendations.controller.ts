@@ -6,6 +6,7 @@ import { Principal, type PlatformPrincipal } from '../auth/principal.js';
 import { NOT_JSON_RESPONSE, REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { ProblemDto } from '../http/problem.dto.js';
+import { RequestId } from '../http/request-id.decorator.js';
 import { NOT_FOUND_EXAMPLE, RECOMMEND_RESPONSE_EXAMPLE, RecommendResponseDto, RecommendationDto } from './recommendations.dto.js';
 import { RecommendationsService } from './recommendations.service.js';
 
@@ -67,7 +68,7 @@ export class RecommendationsController {
       RETRY_AFTER_DOC,
     ),
   )
-  recommend(@Principal() principal: PlatformPrincipal, @Body() body: RecommendHttpBodyDto): Promise<RecommendHttpResponse> {
-    return this.recommendations.recommend(principal, body);
+  recommend(@Principal() principal: PlatformPrincipal, @Body() body: RecommendHttpBodyDto, @RequestId() requestId: string): Promise<RecommendHttpResponse> {
+    return this.recommendations.recommend(principal, body, requestId);
   }
 }

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import { ClsService } from 'nestjs-cls';
 import { firstValueFrom } from 'rxjs';
 import { LOGGER } from '#libs/bootstrap';
 import {
@@ -14,7 +13,7 @@ import {
   type RecommendResult,
   type RecommendationView,
 } from '#libs/contracts';
-import { withTimeout } from '#libs/nats';
+import { withRequestId } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import type { PlatformPrincipal } from '../auth/principal.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
@@ -48,24 +47,21 @@ function isServable(r: RankedRecommendation): boolean {
  * Recommendations for a platform's query: the recommendations service is asked over NATS
  * request/reply with the platform and traffic of the key (waiting the request's latency budget
  * plus a margin; failures: RpcCallFilter), and what it ranks is answered with the signed
- * tracking URLs of the tracking feature. The request id of the answer is the HTTP request's
- * (RequestContextModule).
+ * tracking URLs of the tracking feature. The request id of the answer is the HTTP request's.
  */
 @Injectable()
 export class RecommendationsService {
   constructor(
     @Inject(DOWNSTREAM.recommendations.client) private readonly recommendations: ClientProxy,
     private readonly tracking: TrackingService,
-    private readonly context: ClsService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  async recommend(principal: PlatformPrincipal, body: RecommendHttpBody): Promise<RecommendHttpResponse> {
+  async recommend(principal: PlatformPrincipal, body: RecommendHttpBody, requestId: string): Promise<RecommendHttpResponse> {
     // The body's budget is the effective one (defaulted, clamped): the service's to spend.
-    const requestId: string = this.context.getId();
     const payload: RecommendRequest = { ...body, agent_id: principal.agent_id, traffic: principal.traffic, request_id: requestId };
     const timeoutMs = payload.latency_budget_ms + RECOMMEND_TIMEOUT_MARGIN_MS;
-    const answer = await firstValueFrom(this.recommendations.send<RecommendResult>(RpcSubjects.recommend, withTimeout(payload, timeoutMs)));
+    const answer = await firstValueFrom(this.recommendations.send<RecommendResult>(RpcSubjects.recommend, withRequestId(payload, requestId, { timeoutMs })));
 
     const ranked = Array.isArray(answer?.recommendations) ? answer.recommendations : [];
     const servable = ranked.filter(isServable).slice(0, RECOMMEND_MAX_RESULTS);

@@ -1,7 +1,7 @@
-import { Header, Injectable, UseInterceptors, applyDecorators, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Catch, Header, Injectable, UseFilters, UseInterceptors, applyDecorators, type ArgumentsHost, type CallHandler, type ExceptionFilter, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { map, type Observable } from 'rxjs';
-import { PREPARING_RETRY_AFTER_SECONDS, SeriesCsvFile, isPreparing } from './reporting.service.js';
+import { PREPARING_RETRY_AFTER_SECONDS, PreparingReport, SeriesCsvFile, isPreparing } from './reporting.service.js';
 
 /**
  * The HTTP form of a ReportingService answer: JSON bytes as `application/json` (a
@@ -25,7 +25,26 @@ export class ReportingReplyInterceptor implements NestInterceptor<Buffer | Serie
   }
 }
 
-/** A reporting route's answer: private to the platform and changing every minute (no shared caches), in its HTTP form. */
-export function ReportingReply(): MethodDecorator {
-  return applyDecorators(Header('Cache-Control', 'private, no-store'), UseInterceptors(ReportingReplyInterceptor));
+/** A report still being prepared: 202 with Retry-After and the PreparingReport bytes (the route's headers stay). */
+@Catch(PreparingReport)
+export class PreparingReportFilter implements ExceptionFilter<PreparingReport> {
+  catch(preparing: PreparingReport, host: ArgumentsHost): void {
+    void host.switchToHttp().getResponse<FastifyReply>().status(202).header('Retry-After', String(PREPARING_RETRY_AFTER_SECONDS)).send(preparing.body);
+  }
+}
+
+/** Reports and series are private to the platform and change every minute: no shared caches. */
+const PRIVATE = Header('Cache-Control', 'private, no-store');
+
+/**
+ * The report route's answer: JSON bytes with fixed headers, and PreparingReport as 202
+ * (PreparingReportFilter). No interceptor: this is the busiest route of the gateway.
+ */
+export function ReportReply(): MethodDecorator {
+  return applyDecorators(PRIVATE, Header('Content-Type', 'application/json; charset=utf-8'), UseFilters(PreparingReportFilter));
+}
+
+/** A series route's answer, in its HTTP form (ReportingReplyInterceptor: JSON or a CSV attachment, 202 while preparing). */
+export function SeriesReply(): MethodDecorator {
+  return applyDecorators(PRIVATE, UseInterceptors(ReportingReplyInterceptor));
 }

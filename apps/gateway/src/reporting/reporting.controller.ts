@@ -1,10 +1,11 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { RequestId } from '../http/request-id.decorator.js';
 import { ApiKeyRoute } from '../auth/authenticated-route.decorator.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
 import { ReportQueryDto } from './report-query.dto.js';
 import { ReportResponses, SeriesResponses } from './reporting-responses.js';
-import { ReportingReply } from './reporting-reply.interceptor.js';
+import { ReportReply, SeriesReply } from './reporting-reply.interceptor.js';
 import { ReportingService, type SeriesCsvFile } from './reporting.service.js';
 import { SeriesQueryDto } from './series-query.dto.js';
 
@@ -31,9 +32,9 @@ export class ReportingController {
       'A production key reports live traffic, a test key test traffic. Checks run in this order: API key (401), account (403), query (422).',
   })
   @ReportResponses('time_range')
-  @ReportingReply()
-  getReport(@Principal() principal: PlatformPrincipal, @Query() query: ReportQueryDto): Promise<Buffer> {
-    return this.reporting.report({ agent_id: principal.agent_id, traffic: principal.traffic, time_range: query.time_range });
+  @ReportReply()
+  getReport(@Principal() principal: PlatformPrincipal, @Query() query: ReportQueryDto, @RequestId() requestId: string): Promise<Buffer> {
+    return this.reporting.report({ agent_id: principal.agent_id, traffic: principal.traffic, time_range: query.time_range }, requestId);
   }
 
   @Get('series')
@@ -48,9 +49,9 @@ export class ReportingController {
   })
   @ApiProduces('application/json', 'text/csv')
   @SeriesResponses('time_range, granularity, format')
-  @ReportingReply()
-  getSeries(@Principal() principal: PlatformPrincipal, @Query() query: SeriesQueryDto): Promise<Buffer | SeriesCsvFile> {
+  @SeriesReply()
+  getSeries(@Principal() principal: PlatformPrincipal, @Query() query: SeriesQueryDto, @RequestId() requestId: string): Promise<Buffer | SeriesCsvFile> {
     const scope = { agent_id: principal.agent_id, traffic: principal.traffic, time_range: query.time_range, granularity: query.granularity };
-    return this.reporting.series(scope, query.format);
+    return this.reporting.series(scope, query.format, requestId);
   }
 }

@@ -24,6 +24,18 @@ export function isPreparing(body: Buffer): boolean {
   return body.includes(PREPARING);
 }
 
+/**
+ * A report still being prepared (its PreparingReport bytes): not an answer the report route can
+ * give yet, so it is raised and answered 202 with Retry-After by PreparingReportFilter, which
+ * keeps the ready report's path free of any per-request step (docs/benchmarks/gateway-idioms.md).
+ */
+export class PreparingReport extends Error {
+  constructor(readonly body: Buffer) {
+    super('report being prepared');
+    this.name = 'PreparingReport';
+  }
+}
+
 /** A ready series as CSV: the attachment's file name and its text. */
 export class SeriesCsvFile {
   constructor(
@@ -44,7 +56,7 @@ export interface ReportingScope {
  * whoever asks (an API key, or the platform's owner for a traffic of their choice): one
  * behaviour for /agent/reporting and /agent/dashboard/reporting, and for both series routes.
  * Failures of the request/reply are RpcCallFilter's; the headers and status of the answers are
- * the routes' (`@ReportingReply()`).
+ * the routes' (`@ReportReply()`, `@SeriesReply()`).
  */
 @Injectable()
 export class ReportingService {
@@ -53,21 +65,23 @@ export class ReportingService {
     private readonly seriesCache: SeriesReplyCache,
   ) {}
 
-  /** The Report or PreparingReport as JSON bytes. */
-  report(scope: ReportingScope): Promise<Buffer> {
+  /** The Report as JSON bytes; PreparingReport is thrown while it is being prepared. */
+  async report(scope: ReportingScope, requestId: string): Promise<Buffer> {
     const payload: ReportRequestDto = { agent_id: scope.agent_id, traffic: scope.traffic, time_range: scope.time_range };
-    return replyBytes(this.reporting, RpcSubjects.reportGet, payload);
+    const report = await replyBytes(this.reporting, RpcSubjects.reportGet, payload, requestId);
+    if (isPreparing(report)) throw new PreparingReport(report);
+    return report;
   }
 
   /** The series (JSON bytes, or CSV when ready and asked for) or PreparingReport; ready series through the gateway's cache (SeriesReplyCache). */
-  async series(scope: ReportingScope & { granularity?: SeriesGranularity }, format: SeriesFormat): Promise<Buffer | SeriesCsvFile> {
+  async series(scope: ReportingScope & { granularity?: SeriesGranularity }, format: SeriesFormat, requestId: string): Promise<Buffer | SeriesCsvFile> {
     const payload: SeriesRequestDto = {
       agent_id: scope.agent_id,
       traffic: scope.traffic,
       time_range: scope.time_range,
       granularity: scope.granularity ?? defaultGranularity(scope.time_range),
     };
-    const series = await this.seriesCache.fetch(payload, () => replyBytes(this.reporting, RpcSubjects.seriesGet, payload), (body) => !isPreparing(body));
+    const series = await this.seriesCache.fetch(payload, () => replyBytes(this.reporting, RpcSubjects.seriesGet, payload, requestId), (body) => !isPreparing(body));
     if (format === 'json' || isPreparing(series)) return series;
     const parsed = new RawJson(series).parse<ReportSeries>();
     return new SeriesCsvFile(seriesCsvFilename(parsed), seriesCsv(parsed));

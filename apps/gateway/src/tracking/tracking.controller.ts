@@ -11,6 +11,7 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { ProblemDto } from '../http/problem.dto.js';
+import { RequestId } from '../http/request-id.decorator.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { TRACKING_NOT_FOUND, TRACKING_RETRY_AFTER_SECONDS, TRACKING_UNAVAILABLE, TrackingService } from './tracking.service.js';
 
@@ -80,8 +81,8 @@ export class TrackingController {
   @ApiNoContentResponse({ description: `A valid link. ${RECORDING_RULE}`, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC } })
   @ApiNotFoundResponse(NOT_FOUND_DOC)
   @ApiServiceUnavailableResponse(UNAVAILABLE_DOC)
-  async exposure(@TrackingToken() token: string | undefined, @Ip() address: string): Promise<void> {
-    await this.tracking.follow('shown', token, address);
+  async exposure(@TrackingToken() token: string | undefined, @Ip() address: string, @RequestId() requestId: string): Promise<void> {
+    await this.tracking.follow('shown', token, address, requestId);
   }
 
   @Get('track/click')
@@ -104,7 +105,7 @@ export class TrackingController {
   })
   @ApiNotFoundResponse(NOT_FOUND_DOC)
   @ApiServiceUnavailableResponse(UNAVAILABLE_DOC)
-  async click(@TrackingToken() token: string | undefined, @Ip() address: string): Promise<{ url: string }> {
-    return { url: await this.tracking.follow('clicked', token, address) };
+  async click(@TrackingToken() token: string | undefined, @Ip() address: string, @RequestId() requestId: string): Promise<{ url: string }> {
+    return { url: await this.tracking.follow('clicked', token, address, requestId) };
   }
 }

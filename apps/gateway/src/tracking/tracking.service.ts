@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { ClsService } from 'nestjs-cls';
 import { LOGGER } from '#libs/bootstrap';
 import type { RankedRecommendation, Traffic } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
@@ -75,7 +74,6 @@ export class TrackingService {
     private readonly outbox: TrackingOutbox,
     @Inject(TRACKING_SECRETS) private readonly secrets: TrackingSecrets,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly context: ClsService,
   ) {}
 
   /**
@@ -128,8 +126,8 @@ export class TrackingService {
    * not be: the platform lookup failed, or JetStream did not acknowledge and the outbox write
    * failed too (nothing is recorded then, and a retry can record it).
    */
-  async record(kind: TrackingKind, claims: SignedTrackingClaims, address: string): Promise<TrackingOutcome> {
-    const outcome = await this.decide(kind, claims, address, this.context.getId());
+  async record(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string): Promise<TrackingOutcome> {
+    const outcome = await this.decide(kind, claims, address, requestId);
     trackingRequests.inc({ kind, outcome });
     return outcome;
   }
@@ -139,11 +137,11 @@ export class TrackingService {
    * otherwise, nothing recorded), its event recorded when it may be (503 when it should have
    * been and could be kept nowhere); the landing URL of a click.
    */
-  async follow(kind: TrackingKind, token: string | undefined, address: string): Promise<string> {
+  async follow(kind: TrackingKind, token: string | undefined, address: string, requestId: string): Promise<string> {
     const claims = this.verify(token, kind);
     if (!claims) throw new ProblemException('not-found', TRACKING_NOT_FOUND);
     try {
-      await this.record(kind, claims, address);
+      await this.record(kind, claims, address, requestId);
     } catch (error) {
       if (error instanceof TrackingUnavailableError) {
         throw new ProblemException('service-unavailable', TRACKING_UNAVAILABLE, { 'Retry-After': String(TRACKING_RETRY_AFTER_SECONDS) });
@@ -153,7 +151,7 @@ export class TrackingService {
     return claims.landing_url ?? '';
   }
 
-  private async decide(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string | undefined): Promise<TrackingOutcome> {
+  private async decide(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string): Promise<TrackingOutcome> {
     const expiresAt = trackingLinkExpiresAt(claims, this.env.TRACKING_LINK_TTL_DAYS);
     if (!(Date.now() < expiresAt)) return 'expired';
     if ((await this.platformStatus(kind, claims.agent_id, requestId)) !== 'active') return 'suspended';
@@ -172,7 +170,7 @@ export class TrackingService {
   }
 
   /** The platform's status through the identity cache (a suspension is seen within a second). */
-  private async platformStatus(kind: TrackingKind, agentId: string, requestId: string | undefined): Promise<string | null> {
+  private async platformStatus(kind: TrackingKind, agentId: string, requestId: string): Promise<string | null> {
     try {
       return await this.identity.platformStatus(agentId);
     } catch (error) {
@@ -189,7 +187,7 @@ export class TrackingService {
    * (`deferred`), which TrackingEventsRelay publishes later with the same Nats-Msg-Id. Throws
    * TrackingUnavailableError only when the outbox write fails too.
    */
-  private async publish(kind: TrackingKind, event: TrackingEvent, requestId: string | undefined): Promise<'published' | 'duplicate' | 'deferred'> {
+  private async publish(kind: TrackingKind, event: TrackingEvent, requestId: string): Promise<'published' | 'duplicate' | 'deferred'> {
     const subject = trackingSubject(kind);
     try {
       const ack = await this.nats.jetstream.publish(subject, this.encoder.encode(JSON.stringify(event)), {

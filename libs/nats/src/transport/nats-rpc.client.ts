@@ -31,11 +31,6 @@ export interface NatsRpcClientOptions {
   timeoutMs: number;
   /** Results come back as RawJson (unparsed bytes, copied) instead of parsed values. */
   rawResults?: boolean;
-  /**
-   * The id of the work in hand when a request is made (the gateway's: the HTTP request's, from
-   * its request context), sent as `X-Request-Id` unless the record carries one.
-   */
-  requestId?: () => string | undefined;
 }
 
 /**
@@ -64,11 +59,6 @@ export function withRequestId<T>(payload: T, requestId: string | undefined, opti
     headers.set(REQUEST_ID_HEADER, requestId);
   }
   return new NatsRpcRecord(payload, headers, options.timeoutMs);
-}
-
-/** The payload of a request with a timeout of its own (in place of the client's `timeoutMs`). */
-export function withTimeout<T>(payload: T, timeoutMs: number): NatsRpcRecord<T> {
-  return new NatsRpcRecord(payload, undefined, timeoutMs);
 }
 
 /**
@@ -128,20 +118,9 @@ export class NatsRpcClient extends ClientProxy {
       return () => undefined;
     }
     const timeout = record instanceof NatsRpcRecord && record.timeoutMs !== undefined ? record.timeoutMs : this.options.timeoutMs;
-    const headers = this.withContextRequestId(record?.headers);
-    this.enqueue(() => this.request(subject, data, timeout, headers, end, callback));
+    this.enqueue(() => this.request(subject, data, timeout, record?.headers, end, callback));
     // A NATS request cannot be withdrawn; its reply (or timeout) is simply not observed.
     return () => undefined;
-  }
-
-  /** `headers` with the request id of the work in hand (options.requestId), unless they carry one. */
-  private withContextRequestId(headers: MsgHdrs | undefined): MsgHdrs | undefined {
-    if (headers?.has(REQUEST_ID_HEADER)) return headers;
-    const requestId = this.options.requestId?.();
-    if (!requestId) return headers;
-    const withId = headers ?? natsHeaders();
-    withId.set(REQUEST_ID_HEADER, requestId);
-    return withId;
   }
 
   private enqueue(send: () => void): void {
