@@ -1,6 +1,6 @@
 import { retryDelayMs } from '#libs/nats';
 import type { Logger } from '#libs/observability';
-import { describeConnectionError } from '#libs/servers';
+import { describeConnectionError } from '#libs/connections';
 
 export interface ConnectRetryOptions<T> {
   /** The server, as people call it: "NATS", "PostgreSQL". */

@@ -3,13 +3,13 @@ import { DataSource } from 'typeorm';
 import type { Redis } from 'ioredis';
 import { NatsClient, ensureStreams, type StreamRetention } from '#libs/nats';
 import { initializeDatabase, isTransientDatabaseError } from '#libs/database';
-import { describeConnectionError, redactUrl } from '#libs/servers';
-import type { DependencyCheck, Logger } from '#libs/observability';
+import { describeConnectionError, redactUrl } from '#libs/connections';
+import { LOGGER, type DependencyCheck, type Logger } from '#libs/observability';
 import { natsIdentity, natsTls, streamRetention, type NatsIdentity, type NatsTls, type ServerEnv } from '#libs/config';
 import { connectWithRetry } from './connect-retry.js';
 import { createRedis } from './redis.js';
 
-export const LOGGER = Symbol('LOGGER');
+export { LOGGER };
 export const REDIS = Symbol('REDIS');
 
 export function loggerProvider(logger: Logger): Provider {

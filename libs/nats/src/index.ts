@@ -22,4 +22,5 @@ export { NatsRpcServer, type NatsRpcServerOptions } from './transport/nats-rpc.s
 export { NatsRpcClient, NatsRpcRecord, RpcCallError, withRequestId, type NatsRpcClientOptions } from './transport/nats-rpc.client.js';
 export { RpcValidationPipe } from './transport/rpc-validation.pipe.js';
 export { RpcErrorFilter } from './transport/rpc-error.filter.js';
+export { RpcController } from './transport/rpc-controller.decorator.js';
 export { RawJson, decodeReply, encodeRequest } from './transport/rpc-wire.js';

@@ -4,6 +4,9 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
+/** The injection token of the process's logger (provided by the app's InfrastructureModule). */
+export const LOGGER = Symbol('LOGGER');
+
 /**
  * Paths pino blanks before a line is written: credentials must never reach a log, whatever
  * object a caller hands to the logger.

@@ -1,5 +1,4 @@
-export { SERVER_LABELS, SERVER_URL_VARIABLES, isLoopback, redactUrl, serverAddress, type ServerAddress, type ServerKind } from './urls.js';
-export { describeConnectionError, isAuthorizationError, isConnectionRefused } from './connection-errors.js';
+export { SERVER_LABELS, SERVER_URL_VARIABLES, isLoopback, serverAddress, type ServerAddress, type ServerKind } from './urls.js';
 export { PROBES, probeNats, probePostgres, probeRedis, type ProbeResult } from './probes.js';
 export { findOnPath, findPostgresBinaries, findProgram, type PostgresBinaries } from './programs.js';
 export { INSTALL_HINTS } from './install-hints.js';

@@ -1,13 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { describeConnectionError, isAuthorizationError, isConnectionRefused } from './connection-errors.js';
+import { describeConnectionError, isAuthorizationError, isConnectionRefused, redactUrl } from '#libs/connections';
 import { INSTALL_HINTS } from './install-hints.js';
 import { NatsServer } from './nats-server.js';
 import { PostgresCluster } from './postgres-cluster.js';
 import { PROBES } from './probes.js';
 import { findPostgresBinaries, findProgram } from './programs.js';
 import { RedisServer } from './redis-server.js';
-import { SERVER_LABELS, SERVER_URL_VARIABLES, isLoopback, redactUrl, serverAddress, type ServerKind } from './urls.js';
+import { SERVER_LABELS, SERVER_URL_VARIABLES, isLoopback, serverAddress, type ServerKind } from './urls.js';
 
 export interface LocalServersOptions {
   /** The URL of each server wanted (the services' NATS_URL, DATABASE_URL, REDIS_URL). */

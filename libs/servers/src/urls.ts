@@ -24,14 +24,3 @@ export function serverAddress(kind: ServerKind, url: string): ServerAddress {
 export function isLoopback(address: ServerAddress): boolean {
   return address.host === 'localhost' || address.host === '::1' || /^127(\.\d{1,3}){3}$/.test(address.host);
 }
-
-/** A URL fit for a log line or a message: the password (if any) replaced by `***`. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString().replace(/\/$/, '');
-  } catch {
-    return '(unparseable URL)';
-  }
-}

@@ -1,10 +1,11 @@
-import { Controller, Get, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RequestId } from '../http/request-id.decorator.js';
 import { IdTokenRoute } from '../auth/authenticated-route.decorator.js';
 import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import { ReportResponses, SeriesResponses } from '../reporting/reporting-responses.js';
-import { ReportingService } from '../reporting/reporting.service.js';
+import { ReportReply, SeriesReply } from '../reporting/reporting-reply.interceptor.js';
+import { ReportingService, type SeriesCsvFile } from '../reporting/reporting.service.js';
 import { OwnerReportQueryDto, OwnerSeriesQueryDto } from './dashboard-query.dto.js';
 
 /**
@@ -28,8 +29,9 @@ export class DashboardReportingController {
       'Exactly what GET /agent/reporting answers for a key of the chosen traffic (live by default). Checks run in this order: ID token (401), account (403), query (422).',
   })
   @ReportResponses('time_range, traffic', { traffic: true })
-  getReport(@Owner() owner: OwnerPrincipal, @Query() query: OwnerReportQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    return this.reporting.report({ agent_id: owner.agent_id, traffic: query.traffic, time_range: query.time_range }, String(request.id), reply);
+  @ReportReply()
+  getReport(@Owner() owner: OwnerPrincipal, @Query() query: OwnerReportQueryDto, @RequestId() requestId: string): Promise<Buffer> {
+    return this.reporting.report({ agent_id: owner.agent_id, traffic: query.traffic, time_range: query.time_range }, requestId);
   }
 
   @Get('series')
@@ -43,8 +45,9 @@ export class DashboardReportingController {
   })
   @ApiProduces('application/json', 'text/csv')
   @SeriesResponses('time_range, granularity, format, traffic', { traffic: true })
-  getSeries(@Owner() owner: OwnerPrincipal, @Query() query: OwnerSeriesQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer | string> {
+  @SeriesReply()
+  getSeries(@Owner() owner: OwnerPrincipal, @Query() query: OwnerSeriesQueryDto, @RequestId() requestId: string): Promise<Buffer | SeriesCsvFile> {
     const scope = { agent_id: owner.agent_id, traffic: query.traffic, time_range: query.time_range, granularity: query.granularity };
-    return this.reporting.series(scope, query.format, String(request.id), reply);
+    return this.reporting.series(scope, query.format, requestId);
   }
 }

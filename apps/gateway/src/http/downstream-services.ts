@@ -1,6 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
-import { ClientsModule } from '@nestjs/microservices';
-import { NatsClient, NatsRpcClient, type NatsRpcClientOptions } from '#libs/nats';
+import { ClientsModule, type ClientProxy } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
+import { NatsClient, NatsRpcClient, withRequestId, type NatsRpcClientOptions, type RawJson } from '#libs/nats';
 import { GatewayEnv } from '../config/gateway.env.js';
 import type { ProblemSlug } from './problem.js';
 
@@ -61,6 +62,12 @@ export function downstreamOf(subject: string): DownstreamService | undefined {
   return BY_PREFIX.get(subject.slice(0, subject.indexOf('.')));
 }
 
+/** The JSON bytes of the reply of a `rawResults` client, unparsed, to forward as they are (failures: RpcCallFilter). */
+export async function replyBytes(client: ClientProxy, subject: string, payload: object, requestId: string): Promise<Buffer> {
+  const { bytes } = await firstValueFrom(client.send<RawJson>(subject, withRequestId(payload, requestId)));
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /**
  * The ClientProxy of a service, for a feature module's imports: our NatsRpcClient on the
  * process's one NATS connection (the connection's request multiplexer, not a subscription per
@@ -77,7 +84,11 @@ export function downstreamClient(
       inject: [NatsClient, GatewayEnv],
       useFactory: (nats: NatsClient, env: GatewayEnv) => ({
         customClass: NatsRpcClient,
-        options: { connection: nats.connection, timeoutMs: options.timeoutMs(env), rawResults: options.rawResults } satisfies NatsRpcClientOptions,
+        options: {
+          connection: nats.connection,
+          timeoutMs: options.timeoutMs(env),
+          rawResults: options.rawResults,
+        } satisfies NatsRpcClientOptions,
       }),
     },
   ]);

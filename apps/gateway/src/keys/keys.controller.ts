@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, applyDecorators } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, applyDecorators } from '@nestjs/common';
 import {
   ApiConflictResponse,
   ApiCreatedResponse,
@@ -12,7 +12,6 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
 import { IdTokenRoute } from '../auth/authenticated-route.decorator.js';
 import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import {
@@ -36,6 +35,8 @@ const NO_STORE_DOC = { 'Cache-Control': { description: 'Keys are private; the cr
 function KeysEndpoint(operationId: string, summary: string, description: string) {
   return applyDecorators(
     IdTokenRoute(),
+    // Keys are private; a created secret must never be cached.
+    Header('Cache-Control', 'no-store'),
     ApiOperation({ operationId, summary, description: `${description} Checks run in this order: ID token (401), account (403), input (415, 422).` }),
     ApiServiceUnavailableResponse(
       problemResponse(
@@ -72,10 +73,8 @@ export class KeysController {
   @KeysEndpoint('listApiKeys', 'API keys of the platform', 'Every key of the signed-in owner\'s platform, newest first, revoked keys included; never a secret.')
   @ApiOkResponse({ description: 'The keys.', type: KeyListDto, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC }, example: KEY_LIST_EXAMPLE })
   @NO_QUERY_422
-  async list(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<KeyListDto> {
-    const items = await this.keys.list(owner);
-    void reply.header('Cache-Control', 'no-store');
-    return { items };
+  async list(@Owner() owner: OwnerPrincipal, @Query() _query: NoQueryDto): Promise<KeyListDto> {
+    return { items: await this.keys.list(owner) };
   }
 
   @Post()
@@ -113,10 +112,8 @@ export class KeysController {
       unknown_field: { summary: 'Another field', value: problemExample('invalid-body', 'Unsupported field "agent_id": mode and name are its only fields.') },
     }),
   )
-  async create(@Owner() owner: OwnerPrincipal, @Body() body: CreateKeyRequestDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<CreatedKeyDto> {
-    const created = await this.keys.create(owner, body);
-    void reply.header('Cache-Control', 'no-store');
-    return created;
+  create(@Owner() owner: OwnerPrincipal, @Body() body: CreateKeyRequestDto): Promise<CreatedKeyDto> {
+    return this.keys.create(owner, body);
   }
 
   @Delete(':key_id')
@@ -134,8 +131,7 @@ export class KeysController {
     }),
   )
   @NO_QUERY_422
-  async revoke(@Owner() owner: OwnerPrincipal, @Param('key_id') keyId: string, @Query() _query: NoQueryDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
-    await this.keys.revoke(owner, keyId);
-    void reply.header('Cache-Control', 'no-store');
+  revoke(@Owner() owner: OwnerPrincipal, @Param('key_id') keyId: string, @Query() _query: NoQueryDto): Promise<void> {
+    return this.keys.revoke(owner, keyId);
   }
 }

@@ -1,16 +1,13 @@
-import { Body, Controller, HttpCode, Inject, Patch, Req, Res } from '@nestjs/common';
-import { ClientProxy } from '@nestjs/microservices';
+import { Body, Controller, Header, HttpCode, Patch } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { firstValueFrom } from 'rxjs';
-import { RpcSubjects, type TimezoneSetRequestDto, type TimezoneSetResult } from '#libs/contracts';
-import { withRequestId } from '#libs/nats';
 import { IdTokenRoute } from '../auth/authenticated-route.decorator.js';
 import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
 import { NOT_JSON_RESPONSE, problemExample, problemResponse } from '../docs/problem-responses.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { ProblemDto } from '../http/problem.dto.js';
+import { RequestId } from '../http/request-id.decorator.js';
 import { OnboardingSettingsDto, UpdateOnboardingRequestDto } from './onboarding.dto.js';
+import { OnboardingService } from './onboarding.service.js';
 
 const { unavailable: UNAVAILABLE } = DOWNSTREAM.timezoneSettings;
 
@@ -24,10 +21,11 @@ const { unavailable: UNAVAILABLE } = DOWNSTREAM.timezoneSettings;
 @ApiExtraModels(ProblemDto, OnboardingSettingsDto)
 @Controller()
 export class OnboardingController {
-  constructor(@Inject(DOWNSTREAM.timezoneSettings.client) private readonly timezoneSettings: ClientProxy) {}
+  constructor(private readonly onboarding: OnboardingService) {}
 
   @Patch('agent/update-onboarding')
   @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
   @IdTokenRoute()
   @ApiOperation({
     operationId: 'updateOnboarding',
@@ -52,12 +50,7 @@ export class OnboardingController {
       settings: { summary: 'Settings unavailable', value: problemExample(UNAVAILABLE.slug, UNAVAILABLE.detail) },
     }),
   )
-  async updateOnboarding(@Owner() owner: OwnerPrincipal, @Body() body: UpdateOnboardingRequestDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<OnboardingSettingsDto> {
-    const payload: TimezoneSetRequestDto = { agent_id: owner.agent_id, reporting_timezone: body.reporting_timezone };
-    const { agent_id, reporting_timezone, updated_at } = await firstValueFrom(
-      this.timezoneSettings.send<TimezoneSetResult>(RpcSubjects.timezoneSet, withRequestId(payload, String(request.id))),
-    );
-    void reply.header('Cache-Control', 'no-store');
-    return { agent_id, reporting_timezone, updated_at };
+  updateOnboarding(@Owner() owner: OwnerPrincipal, @Body() body: UpdateOnboardingRequestDto, @RequestId() requestId: string): Promise<OnboardingSettingsDto> {
+    return this.onboarding.setReportingTimezone(owner.agent_id, body.reporting_timezone, requestId);
   }
 }

@@ -3,6 +3,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { DOWNSTREAM, downstreamClient } from '../http/downstream-services.js';
 import { PayoutsReplyCache } from './payouts-reply-cache.js';
 import { PayoutsController } from './payouts.controller.js';
+import { PayoutsService } from './payouts.service.js';
 
 /**
  * GET /agent-payouts/me/*: payout data of the signed-in platform from payouts-read, whose JSON
@@ -11,6 +12,6 @@ import { PayoutsController } from './payouts.controller.js';
 @Module({
   imports: [AuthModule, downstreamClient(DOWNSTREAM.payoutsRead, { timeoutMs: (env) => env.PAYOUTS_REQUEST_TIMEOUT_MS, rawResults: true })],
   controllers: [PayoutsController],
-  providers: [PayoutsReplyCache],
+  providers: [PayoutsService, PayoutsReplyCache],
 })
 export class PayoutsModule {}

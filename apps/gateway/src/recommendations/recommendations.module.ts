@@ -3,7 +3,8 @@ import { RECOMMEND_MAX_LATENCY_BUDGET_MS } from '#libs/contracts';
 import { AuthModule } from '../auth/auth.module.js';
 import { DOWNSTREAM, downstreamClient } from '../http/downstream-services.js';
 import { TrackingModule } from '../tracking/tracking.module.js';
-import { RECOMMEND_TIMEOUT_MARGIN_MS, RecommendationsController } from './recommendations.controller.js';
+import { RecommendationsController } from './recommendations.controller.js';
+import { RECOMMEND_TIMEOUT_MARGIN_MS, RecommendationsService } from './recommendations.service.js';
 
 /**
  * POST /agent/recommend: recommendations from the recommendations service, with the tracking
@@ -17,5 +18,6 @@ import { RECOMMEND_TIMEOUT_MARGIN_MS, RecommendationsController } from './recomm
     downstreamClient(DOWNSTREAM.recommendations, { timeoutMs: () => RECOMMEND_MAX_LATENCY_BUDGET_MS + RECOMMEND_TIMEOUT_MARGIN_MS }),
   ],
   controllers: [RecommendationsController],
+  providers: [RecommendationsService],
 })
 export class RecommendationsModule {}

@@ -1,11 +1,12 @@
-import { Controller, Get, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RequestId } from '../http/request-id.decorator.js';
 import { ApiKeyRoute } from '../auth/authenticated-route.decorator.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
 import { ReportQueryDto } from './report-query.dto.js';
 import { ReportResponses, SeriesResponses } from './reporting-responses.js';
-import { ReportingService } from './reporting.service.js';
+import { ReportReply, SeriesReply } from './reporting-reply.interceptor.js';
+import { ReportingService, type SeriesCsvFile } from './reporting.service.js';
 import { SeriesQueryDto } from './series-query.dto.js';
 
 /**
@@ -31,8 +32,9 @@ export class ReportingController {
       'A production key reports live traffic, a test key test traffic. Checks run in this order: API key (401), account (403), query (422).',
   })
   @ReportResponses('time_range')
-  getReport(@Principal() principal: PlatformPrincipal, @Query() query: ReportQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer> {
-    return this.reporting.report({ agent_id: principal.agent_id, traffic: principal.traffic, time_range: query.time_range }, String(request.id), reply);
+  @ReportReply()
+  getReport(@Principal() principal: PlatformPrincipal, @Query() query: ReportQueryDto, @RequestId() requestId: string): Promise<Buffer> {
+    return this.reporting.report({ agent_id: principal.agent_id, traffic: principal.traffic, time_range: query.time_range }, requestId);
   }
 
   @Get('series')
@@ -47,8 +49,9 @@ export class ReportingController {
   })
   @ApiProduces('application/json', 'text/csv')
   @SeriesResponses('time_range, granularity, format')
-  getSeries(@Principal() principal: PlatformPrincipal, @Query() query: SeriesQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Buffer | string> {
+  @SeriesReply()
+  getSeries(@Principal() principal: PlatformPrincipal, @Query() query: SeriesQueryDto, @RequestId() requestId: string): Promise<Buffer | SeriesCsvFile> {
     const scope = { agent_id: principal.agent_id, traffic: principal.traffic, time_range: query.time_range, granularity: query.granularity };
-    return this.reporting.series(scope, query.format, String(request.id), reply);
+    return this.reporting.series(scope, query.format, requestId);
   }
 }

@@ -1,10 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import type { FastifyReply } from 'fastify';
-import { firstValueFrom } from 'rxjs';
 import { RpcSubjects, defaultGranularity, type ReportRequestDto, type ReportSeries, type SeriesGranularity, type SeriesRequestDto, type TimeRange, type Traffic } from '#libs/contracts';
-import { RawJson, withRequestId } from '#libs/nats';
-import { DOWNSTREAM } from '../http/downstream-services.js';
+import { RawJson } from '#libs/nats';
+import { DOWNSTREAM, replyBytes } from '../http/downstream-services.js';
 import type { SeriesFormat } from './series-query.dto.js';
 import { seriesCsv, seriesCsvFilename } from './series-csv.js';
 import { SeriesReplyCache } from './series-reply-cache.js';
@@ -21,6 +19,31 @@ export const PREPARING_RETRY_AFTER_SECONDS = 60;
  */
 const PREPARING = Buffer.from('"status":"preparing"');
 
+/** Whether a reply (JSON bytes) is a PreparingReport: answered 202 with Retry-After (ReportingReplyInterceptor). */
+export function isPreparing(body: Buffer): boolean {
+  return body.includes(PREPARING);
+}
+
+/**
+ * A report still being prepared (its PreparingReport bytes): not an answer the report route can
+ * give yet, so it is raised and answered 202 with Retry-After by PreparingReportFilter, which
+ * keeps the ready report's path free of any per-request step (docs/benchmarks/gateway-idioms.md).
+ */
+export class PreparingReport extends Error {
+  constructor(readonly body: Buffer) {
+    super('report being prepared');
+    this.name = 'PreparingReport';
+  }
+}
+
+/** A ready series as CSV: the attachment's file name and its text. */
+export class SeriesCsvFile {
+  constructor(
+    readonly filename: string,
+    readonly body: string,
+  ) {}
+}
+
 /** What a reporting answer is about: the platform and traffic come from the credential (a key's mode, or the owner's choice). */
 export interface ReportingScope {
   agent_id: string;
@@ -32,7 +55,8 @@ export interface ReportingScope {
  * Reports and series from reporting-projection over NATS request/reply, answered the same way
  * whoever asks (an API key, or the platform's owner for a traffic of their choice): one
  * behaviour for /agent/reporting and /agent/dashboard/reporting, and for both series routes.
- * Failures of the request/reply are RpcCallFilter's.
+ * Failures of the request/reply are RpcCallFilter's; the headers and status of the answers are
+ * the routes' (`@ReportReply()`, `@SeriesReply()`).
  */
 @Injectable()
 export class ReportingService {
@@ -41,41 +65,25 @@ export class ReportingService {
     private readonly seriesCache: SeriesReplyCache,
   ) {}
 
-  /** The Report (200) or PreparingReport (202 + Retry-After) as JSON bytes. */
-  async report(scope: ReportingScope, requestId: string, reply: FastifyReply): Promise<Buffer> {
+  /** The Report as JSON bytes; PreparingReport is thrown while it is being prepared. */
+  async report(scope: ReportingScope, requestId: string): Promise<Buffer> {
     const payload: ReportRequestDto = { agent_id: scope.agent_id, traffic: scope.traffic, time_range: scope.time_range };
-    const report = await this.ask(RpcSubjects.reportGet, payload, requestId);
-    this.privateJson(reply, report);
+    const report = await replyBytes(this.reporting, RpcSubjects.reportGet, payload, requestId);
+    if (isPreparing(report)) throw new PreparingReport(report);
     return report;
   }
 
-  /** The series (200, JSON bytes or CSV) or PreparingReport (202 + Retry-After); ready series through the gateway's cache (SeriesReplyCache). */
-  async series(scope: ReportingScope & { granularity?: SeriesGranularity }, format: SeriesFormat, requestId: string, reply: FastifyReply): Promise<Buffer | string> {
+  /** The series (JSON bytes, or CSV when ready and asked for) or PreparingReport; ready series through the gateway's cache (SeriesReplyCache). */
+  async series(scope: ReportingScope & { granularity?: SeriesGranularity }, format: SeriesFormat, requestId: string): Promise<Buffer | SeriesCsvFile> {
     const payload: SeriesRequestDto = {
       agent_id: scope.agent_id,
       traffic: scope.traffic,
       time_range: scope.time_range,
       granularity: scope.granularity ?? defaultGranularity(scope.time_range),
     };
-    const series = await this.seriesCache.fetch(payload, () => this.ask(RpcSubjects.seriesGet, payload, requestId), (body) => !body.includes(PREPARING));
-    const preparing = this.privateJson(reply, series);
-    if (format === 'json' || preparing) return series;
+    const series = await this.seriesCache.fetch(payload, () => replyBytes(this.reporting, RpcSubjects.seriesGet, payload, requestId), (body) => !isPreparing(body));
+    if (format === 'json' || isPreparing(series)) return series;
     const parsed = new RawJson(series).parse<ReportSeries>();
-    void reply.type('text/csv; charset=utf-8').header('Content-Disposition', `attachment; filename="${seriesCsvFilename(parsed)}"`);
-    return seriesCsv(parsed);
-  }
-
-  private async ask(subject: string, payload: object, requestId: string): Promise<Buffer> {
-    const { bytes } = await firstValueFrom(this.reporting.send<RawJson>(subject, withRequestId(payload, requestId)));
-    return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
-
-  /** Sets the headers of a JSON answer (202 + Retry-After while preparing); true when it is the 202. */
-  private privateJson(reply: FastifyReply, body: Buffer): boolean {
-    // Reports are per platform and change every minute: no shared caches.
-    void reply.header('Cache-Control', 'private, no-store').type('application/json; charset=utf-8');
-    if (!body.includes(PREPARING)) return false;
-    void reply.status(202).header('Retry-After', String(PREPARING_RETRY_AFTER_SECONDS));
-    return true;
+    return new SeriesCsvFile(seriesCsvFilename(parsed), seriesCsv(parsed));
   }
 }

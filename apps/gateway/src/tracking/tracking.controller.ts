@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Req, Res } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Ip, Redirect, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import {
   ApiExtraModels,
   ApiFoundResponse,
@@ -9,16 +9,12 @@ import {
   ApiServiceUnavailableResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { ProblemDto } from '../http/problem.dto.js';
+import { RequestId } from '../http/request-id.decorator.js';
 import { REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';
-import { ProblemException } from '../http/problem.js';
-import type { TrackingKind } from './tracking-token.js';
-import { TrackingService, TrackingUnavailableError } from './tracking.service.js';
+import { TRACKING_NOT_FOUND, TRACKING_RETRY_AFTER_SECONDS, TRACKING_UNAVAILABLE, TrackingService } from './tracking.service.js';
 
-export const TRACKING_RETRY_AFTER_SECONDS = 1;
-const NOT_FOUND = 'This tracking link is not valid.';
-const UNAVAILABLE = 'Tracking is temporarily unavailable; retry later.';
 
 /** The one `t` of the query string; undefined when absent, repeated or empty (other parameters are ignored). */
 export function tokenOf(rawUrl: string): string | undefined {
@@ -29,6 +25,12 @@ export function tokenOf(rawUrl: string): string | undefined {
   return values.length === 1 && values[0] !== '' ? values[0] : undefined;
 }
 
+/** The route's tracking token: the one `t` of the raw query string (tokenOf). */
+const TrackingToken = createParamDecorator((_: unknown, context: ExecutionContext) => {
+  const request = context.switchToHttp().getRequest<FastifyRequest>();
+  return tokenOf(request.raw.url ?? request.url);
+});
+
 const TOKEN_QUERY = {
   name: 't',
   required: true,
@@ -37,11 +39,11 @@ const TOKEN_QUERY = {
 } as const;
 
 const NOT_FOUND_DOC = problemResponse('The token is missing, malformed, altered, signed with another secret or meant for the other route. No event is recorded.', {
-  invalid: { summary: 'Invalid token', value: problemExample('not-found', NOT_FOUND) },
+  invalid: { summary: 'Invalid token', value: problemExample('not-found', TRACKING_NOT_FOUND) },
 });
 const UNAVAILABLE_DOC = problemResponse(
   'The event should have been recorded but could not be (the platform could not be looked up, or neither the message broker nor the gateway\'s outbox took it); nothing was counted. Retry after Retry-After seconds.',
-  { unavailable: { summary: 'Tracking unavailable', value: problemExample('service-unavailable', UNAVAILABLE) } },
+  { unavailable: { summary: 'Tracking unavailable', value: problemExample('service-unavailable', TRACKING_UNAVAILABLE) } },
   { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', example: TRACKING_RETRY_AFTER_SECONDS } } },
 );
 const NO_STORE_DOC = { 'Cache-Control': { description: 'Every request must reach the gateway.', schema: { type: 'string', example: 'no-store' } } };
@@ -68,6 +70,7 @@ export class TrackingController {
 
   @Get('track/exposure')
   @HttpCode(204)
+  @Header('Cache-Control', 'no-store')
   @ApiOperation({
     operationId: 'trackExposure',
     summary: 'Record that a recommendation was shown',
@@ -78,12 +81,13 @@ export class TrackingController {
   @ApiNoContentResponse({ description: `A valid link. ${RECORDING_RULE}`, headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC } })
   @ApiNotFoundResponse(NOT_FOUND_DOC)
   @ApiServiceUnavailableResponse(UNAVAILABLE_DOC)
-  async exposure(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
-    await this.record('shown', request);
-    void reply.header('Cache-Control', 'no-store');
+  async exposure(@TrackingToken() token: string | undefined, @Ip() address: string, @RequestId() requestId: string): Promise<void> {
+    await this.tracking.follow('shown', token, address, requestId);
   }
 
   @Get('track/click')
+  @Redirect()
+  @Header('Cache-Control', 'no-store')
   @ApiOperation({
     operationId: 'trackClick',
     summary: 'Record a click and redirect to the landing page',
@@ -101,24 +105,7 @@ export class TrackingController {
   })
   @ApiNotFoundResponse(NOT_FOUND_DOC)
   @ApiServiceUnavailableResponse(UNAVAILABLE_DOC)
-  async click(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
-    const landing = await this.record('clicked', request);
-    void reply.status(302).header('Location', landing).header('Cache-Control', 'no-store');
-  }
-
-  /** Verifies the token and records its event when it may; the landing URL for clicks. */
-  private async record(kind: TrackingKind, request: FastifyRequest): Promise<string> {
-    const claims = this.tracking.verify(tokenOf(request.raw.url ?? request.url), kind);
-    if (!claims) throw new ProblemException('not-found', NOT_FOUND);
-    try {
-      // request.ip: the TCP peer, or the X-Forwarded-For address given by a TRUSTED_PROXIES peer.
-      await this.tracking.record(kind, claims, request.ip, String(request.id));
-    } catch (error) {
-      if (error instanceof TrackingUnavailableError) {
-        throw new ProblemException('service-unavailable', UNAVAILABLE, { 'Retry-After': String(TRACKING_RETRY_AFTER_SECONDS) });
-      }
-      throw error;
-    }
-    return claims.landing_url ?? '';
+  async click(@TrackingToken() token: string | undefined, @Ip() address: string, @RequestId() requestId: string): Promise<{ url: string }> {
+    return { url: await this.tracking.follow('clicked', token, address, requestId) };
   }
 }

@@ -6,6 +6,7 @@ import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
 import { IdentityCacheService } from '../auth/identity-cache.service.js';
 import { GatewayEnv } from '../config/gateway.env.js';
+import { ProblemException } from '../http/problem.js';
 import { TrackingChecks } from './tracking-checks.service.js';
 import { TrackingOutbox } from './tracking-outbox.js';
 import { trackingEvent, trackingSubject, type TrackingEvent } from './tracking-events.js';
@@ -23,6 +24,10 @@ export const EXPOSURE_PATH = '/track/exposure';
 export const CLICK_PATH = '/track/click';
 /** How long a tracking route waits for JetStream's PubAck before keeping the event in the outbox. */
 export const TRACKING_PUBLISH_TIMEOUT_MS = 2000;
+/** Retry-After of a tracking route's 503. */
+export const TRACKING_RETRY_AFTER_SECONDS = 1;
+export const TRACKING_NOT_FOUND = 'This tracking link is not valid.';
+export const TRACKING_UNAVAILABLE = 'Tracking is temporarily unavailable; retry later.';
 
 /**
  * What became of a valid link's request: its event was published (or JetStream reported it a
@@ -125,6 +130,25 @@ export class TrackingService {
     const outcome = await this.decide(kind, claims, address, requestId);
     trackingRequests.inc({ kind, outcome });
     return outcome;
+  }
+
+  /**
+   * The answer to a request of a tracking link: its token (`t`) verified for this kind (404
+   * otherwise, nothing recorded), its event recorded when it may be (503 when it should have
+   * been and could be kept nowhere); the landing URL of a click.
+   */
+  async follow(kind: TrackingKind, token: string | undefined, address: string, requestId: string): Promise<string> {
+    const claims = this.verify(token, kind);
+    if (!claims) throw new ProblemException('not-found', TRACKING_NOT_FOUND);
+    try {
+      await this.record(kind, claims, address, requestId);
+    } catch (error) {
+      if (error instanceof TrackingUnavailableError) {
+        throw new ProblemException('service-unavailable', TRACKING_UNAVAILABLE, { 'Retry-After': String(TRACKING_RETRY_AFTER_SECONDS) });
+      }
+      throw error;
+    }
+    return claims.landing_url ?? '';
   }
 
   private async decide(kind: TrackingKind, claims: SignedTrackingClaims, address: string, requestId: string): Promise<TrackingOutcome> {

@@ -1,4 +1,3 @@
-import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
   PayoutHistoryListRequestDto,
@@ -8,7 +7,7 @@ import {
   RpcSubjects,
   type PayoutPage,
 } from '#libs/contracts';
-import { RawJson } from '#libs/nats';
+import { RawJson, RpcController } from '#libs/nats';
 import { PayoutReplyCache } from './payout-reply-cache.js';
 import { PayoutsQueryService } from './payouts-query.service.js';
 
@@ -17,7 +16,7 @@ import { PayoutsQueryService } from './payouts-query.service.js';
  * platform until its read model changes (PayoutReplyCache), already serialized: a cached
  * 100-statement page is sent without a query or a JSON.stringify.
  */
-@Controller()
+@RpcController()
 export class PayoutsController {
   constructor(
     private readonly queries: PayoutsQueryService,

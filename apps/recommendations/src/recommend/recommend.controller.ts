@@ -1,10 +1,10 @@
-import { Controller } from '@nestjs/common';
+import { RpcController } from '#libs/nats';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { RecommendRequestDto, RpcSubjects, type RecommendResult } from '#libs/contracts';
 import { RecommendService } from './recommend.service.js';
 
 /** `recommendations.v1.recommend`, answered in the queue group shared by the replicas. */
-@Controller()
+@RpcController()
 export class RecommendController {
   constructor(private readonly service: RecommendService) {}
 

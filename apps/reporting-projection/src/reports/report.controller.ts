@@ -1,12 +1,11 @@
-import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { ReportRequestDto, RpcSubjects, SeriesRequestDto, type PreparingReport } from '#libs/contracts';
-import type { RawJson } from '#libs/nats';
+import { RpcController, type RawJson } from '#libs/nats';
 import { ReportService } from './report.service.js';
 import { SeriesService } from './series.service.js';
 
 /** `reporting.v1.report.get` and `reporting.v1.series.get`, answered in the reporting queue group. */
-@Controller()
+@RpcController()
 export class ReportController {
   constructor(
     private readonly reports: ReportService,

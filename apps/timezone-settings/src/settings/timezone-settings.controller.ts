@@ -1,4 +1,5 @@
-import { Controller, Inject } from '@nestjs/common';
+import { Inject } from '@nestjs/common';
+import { RpcController } from '#libs/nats';
 import { Ctx, MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
 import { LOGGER } from '#libs/bootstrap';
 import {
@@ -14,7 +15,7 @@ import { TimezoneEventsRelay } from './timezone-events.relay.js';
 import { TimezoneSettingsService } from './timezone-settings.service.js';
 
 /** `timezone.v1.get` and `timezone.v1.set`, answered in the queue group shared by the replicas. */
-@Controller()
+@RpcController()
 export class TimezoneSettingsController {
   constructor(
     private readonly settings: TimezoneSettingsService,

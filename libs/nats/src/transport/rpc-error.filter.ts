@@ -1,8 +1,8 @@
-import { Catch, type ArgumentsHost, type RpcExceptionFilter } from '@nestjs/common';
+import { Catch, Inject, Injectable, type ArgumentsHost, type RpcExceptionFilter } from '@nestjs/common';
 import { NatsContext, RpcException } from '@nestjs/microservices';
 import { throwError, type Observable } from 'rxjs';
 import { REQUEST_ID_HEADER, type RpcError } from '#libs/contracts';
-import type { Logger } from '#libs/observability';
+import { LOGGER, type Logger } from '#libs/observability';
 import { toRpcError } from './rpc-wire.js';
 
 /**
@@ -11,8 +11,9 @@ import { toRpcError } from './rpc-wire.js';
  * a bug or an outage, logged here with the subject and request id and answered `internal`.
  */
 @Catch()
+@Injectable()
 export class RpcErrorFilter implements RpcExceptionFilter {
-  constructor(private readonly logger: Logger) {}
+  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
 
   catch(exception: unknown, host: ArgumentsHost): Observable<RpcError> {
     if (exception instanceof RpcException) return throwError(() => toRpcError(exception.getError()));
