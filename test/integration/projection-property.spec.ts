@@ -5,6 +5,7 @@ import { SERIES_FIGURES, SERIES_GRANULARITIES, TIME_RANGES, isGranularityAllowed
 import type { InboundMessage } from '#libs/nats';
 import { createReportingDataSource } from '../../apps/reporting-projection/src/database/reporting.data-source.js';
 import { ProjectionRepository } from '../../apps/reporting-projection/src/ingestion/projection.repository.js';
+import { StoragePartitions } from '../../apps/reporting-projection/src/ingestion/storage-partitions.js';
 import { ProjectionService } from '../../apps/reporting-projection/src/ingestion/projection.service.js';
 import { RollupQueryRepository } from '../../apps/reporting-projection/src/publication/rollup-query.repository.js';
 import { SeriesBuilder } from '../../apps/reporting-projection/src/publication/series-builder.service.js';
@@ -180,7 +181,7 @@ describe('projection property: any arrival order gives the reference report', ()
           return { subject, data: encoder.encode(JSON.stringify(payload)), sequence: i + 1, deliveries: 1 };
         });
         const batches = deliveryPlan(messages, s.seed);
-        const projection = new ProjectionService(new ProjectionRepository(dataSource), s.partitions);
+        const projection = new ProjectionService(new ProjectionRepository(dataSource, new StoragePartitions(dataSource)), s.partitions);
         for (const batch of batches) {
           const outcomes = await projection.applyBatch(batch);
           expect(outcomes.every((o) => o.kind === 'applied' || o.cause === 'conflict')).toBe(true);

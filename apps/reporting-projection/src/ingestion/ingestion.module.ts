@@ -4,11 +4,13 @@ import { durableConsumerProvider } from '#libs/bootstrap';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
 import { ProjectionRepository } from './projection.repository.js';
 import { PROJECTION_PARTITIONS, ProjectionService } from './projection.service.js';
+import { StoragePartitions } from './storage-partitions.js';
 
 /** The durable pull consumer of EVENTS that feeds the projection. */
 @Module({
   providers: [
     { provide: PROJECTION_PARTITIONS, inject: [ReportingProjectionEnv], useFactory: (env: ReportingProjectionEnv) => env.INGEST_CONCURRENCY },
+    StoragePartitions,
     ProjectionRepository,
     ProjectionService,
     durableConsumerProvider('ingestion', {
