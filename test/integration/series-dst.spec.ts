@@ -59,7 +59,7 @@ it.each(CASES)('$zone $what: a day of $hours hours, $hourBuckets hourly buckets,
       }),
     ),
   }));
-  const outcomes = await new ProjectionService(new ProjectionRepository(dataSource, new StoragePartitions(dataSource)), 1).applyBatch(messages);
+  const outcomes = await new ProjectionService(new ProjectionRepository(dataSource, new StoragePartitions(dataSource, Date.now, 3650)), 1).applyBatch(messages);
   expect(outcomes.every((o) => o.kind === 'applied')).toBe(true);
 
   // Published at the next local midnight: the DST day is the last whole day of the 7d series.

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { Durables, EventSubjects, Streams } from '#libs/contracts';
 import { durableConsumerProvider } from '#libs/bootstrap';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
@@ -10,7 +11,11 @@ import { StoragePartitions } from './storage-partitions.js';
 @Module({
   providers: [
     { provide: PROJECTION_PARTITIONS, inject: [ReportingProjectionEnv], useFactory: (env: ReportingProjectionEnv) => env.INGEST_CONCURRENCY },
-    StoragePartitions,
+    {
+      provide: StoragePartitions,
+      inject: [DataSource, ReportingProjectionEnv],
+      useFactory: (dataSource: DataSource, env: ReportingProjectionEnv) => new StoragePartitions(dataSource, Date.now, env.REPORTING_RESTATEMENT_DAYS),
+    },
     ProjectionRepository,
     ProjectionService,
     durableConsumerProvider('ingestion', {

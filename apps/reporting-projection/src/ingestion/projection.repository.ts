@@ -73,6 +73,11 @@ export class ProjectionRepository {
     private readonly partitions: StoragePartitions,
   ) {}
 
+  /** Events and entries created before this instant are past the restatement window. */
+  restatementHorizon(): number {
+    return this.partitions.restatementHorizon();
+  }
+
   /** Applies the plan; resolves to its conflicts (batch index → reason) once committed. */
   async write(plan: BatchPlan): Promise<ReadonlyMap<number, string>> {
     // The weeks the batch writes exist before its transaction starts (creating one takes a lock
