@@ -12,6 +12,8 @@ export type OpsCommand =
   | { kind: 'deadletters.redrive'; sequence: number }
   | { kind: 'ads.import'; file: string }
   | { kind: 'ads.list'; limit: number }
+  | { kind: 'storage' }
+  | { kind: 'reporting.verify'; agentId: string; traffics: ('live' | 'test')[] }
   | { kind: 'help' };
 
 export const USAGE = `usage: npm run --silent ops -- <command>
@@ -26,6 +28,8 @@ export const USAGE = `usage: npm run --silent ops -- <command>
   deadletters redrive --sequence N      (publish it again on its subject, remove it)
   ads import        --file catalog.json  (validate the whole file, then upsert by ad_id)
   ads list          [--limit N (default 100, max 1000)]
+  storage           (size of each table and partition of the reporting schema)
+  reporting verify  --agent-id ID [--traffic live|test]  (rollups against the state kept; exit 1 on a mismatch)
 
 Prints one JSON object on stdout and exits 0, or an error on stderr and exits non-zero.`;
 
@@ -46,6 +50,7 @@ const OPTIONS = {
   subject: { type: 'string', multiple: true },
   sequence: { type: 'string', multiple: true },
   file: { type: 'string', multiple: true },
+  traffic: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;
 type OptionName = Exclude<keyof typeof OPTIONS, 'help'>;
@@ -76,6 +81,8 @@ export function parseOpsCommand(argv: string[]): OpsCommand {
     'deadletters redrive': { required: ['sequence'], optional: [] },
     'ads import': { required: ['file'], optional: [] },
     'ads list': { required: [], optional: ['limit'] },
+    storage: { required: [], optional: [] },
+    'reporting verify': { required: ['agent-id'], optional: ['traffic'] },
   };
   const spec = allowed[command];
   if (!spec) throw new UsageError(`unknown command: ${command}`);
@@ -122,6 +129,13 @@ export function parseOpsCommand(argv: string[]): OpsCommand {
       const limit = opts.limit === undefined ? 100 : positiveInteger('limit', opts.limit);
       if (limit > 1000) throw new UsageError('--limit must be at most 1000');
       return { kind: 'ads.list', limit };
+    }
+    case 'storage':
+      return { kind: 'storage' };
+    case 'reporting verify': {
+      const traffic = opts.traffic;
+      if (traffic !== undefined && traffic !== 'live' && traffic !== 'test') throw new UsageError('--traffic must be live or test');
+      return { kind: 'reporting.verify', agentId: opts['agent-id']!, traffics: traffic === undefined ? ['live', 'test'] : [traffic] };
     }
     default:
       return { kind: 'key.revoke', keyId: opts['key-id']! };

@@ -86,6 +86,25 @@ async function main(argv: string[]): Promise<number> {
     }
   }
 
+  if (command.kind === 'storage' || command.kind === 'reporting.verify') {
+    try {
+      // Loaded only for these commands: the other commands start without the reporting code.
+      if (command.kind === 'storage') {
+        const { reportingStorage } = await import('./storage.js');
+        process.stdout.write(`${JSON.stringify(await reportingStorage(env.DATABASE_URL))}\n`);
+        return 0;
+      }
+      const { verifyReporting } = await import('./reporting-verify.js');
+      const outcome = await verifyReporting(env.DATABASE_URL, command.agentId, command.traffics);
+      process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
+      if (outcome.exitCode !== 0) process.stderr.write(`error: ${outcome.output.mismatches.length} figure(s) of the rollups differ from the state\n`);
+      return outcome.exitCode;
+    } catch (error) {
+      process.stderr.write(`error: ${(error as Error).message ?? String(error)}\n`);
+      return EXIT_FAILED;
+    }
+  }
+
   if (command.kind === 'deadletters.list' || command.kind === 'deadletters.redrive') {
     let nats: NatsClient | undefined;
     try {
