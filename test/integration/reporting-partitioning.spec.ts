@@ -121,10 +121,12 @@ it('makes the current week and the next ones ahead of time, and a week a batch n
   expect(await partitions.ensureAhead()).toBe(3 * 3);
   expect(await count('rollup_minute')).toBe(initially + 3);
   expect(await partitions.ensureAhead()).toBe(0);
-  // A backfill of events from a week never seen: made before the batch writes.
-  await partitions.ensureFor([Date.parse('2029-01-03T08:00:00Z'), Date.parse('2029-01-04T08:00:00Z')]);
+  // A backfill of events from a week never seen: made before the batch writes; a week wholly
+  // past the restatement window (120 days by default) is not made again.
+  await partitions.ensureFor([Date.parse('2031-03-05T08:00:00Z'), Date.parse('2031-03-06T08:00:00Z'), Date.parse('2031-01-08T08:00:00Z')]);
   expect(await count('accounting_entry')).toBe(initially + 4);
-  await dataSource.query(`INSERT INTO reporting.accounting_entry VALUES ('acc_backfill', 'agent_1', 'live', NULL, 1, 'USD', '2029-01-03T08:00:00Z', false)`);
+  await dataSource.query(`INSERT INTO reporting.accounting_entry VALUES ('acc_backfill', 'agent_1', 'live', NULL, 1, 'USD', '2031-03-05T08:00:00Z', false)`);
+  expect(partitions.restatementHorizon()).toBe(now - 120 * DAY);
   expect(weekStart(now + WEEK_MS) - weekStart(now)).toBe(7 * DAY);
 });
 
