@@ -58,6 +58,22 @@ function toState(row: RecommendationRow): RecommendationState {
   };
 }
 
+/** The pg connection under a TypeORM transaction (PostgresQueryRunner.databaseConnection). */
+interface PreparingConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * Runs a statement of the write path as a named prepared statement of the transaction's
+ * connection. The statements on the partitioned tables would otherwise be planned again on every
+ * call, over every weekly partition, which measured as long as running them; prepared, PostgreSQL
+ * settles on one generic plan per connection and prunes partitions when it runs.
+ */
+async function prepared<T>(manager: EntityManager, name: string, text: string, values: unknown[]): Promise<T[]> {
+  const connection = (manager.queryRunner as unknown as { databaseConnection: PreparingConnection }).databaseConnection;
+  return (await connection.query({ name: `reporting_projection_${name}`, text, values })).rows as T[];
+}
+
 /**
  * Writes a BatchPlan to the reporting read model in one READ COMMITTED transaction, feeding
  * each step of the plan what it needs to read under the transaction's locks.
@@ -113,13 +129,13 @@ export class ProjectionRepository {
    */
   private async lockRecommendations(manager: EntityManager, ids: string[]): Promise<RecommendationState[]> {
     if (ids.length === 0) return [];
-    await manager.query(
+    await prepared(manager, 'lock', 
       `INSERT INTO reporting.recommendation_lock AS l (recommendation_id)
        SELECT unnest($1::text[])
        ON CONFLICT (recommendation_id) DO UPDATE SET recommendation_id = l.recommendation_id`,
       [ids],
     );
-    const rows: RecommendationRow[] = await manager.query(
+    const rows: RecommendationRow[] = await prepared(manager, 'known', 
       `SELECT recommendation_id, agent_id, traffic,
               (extract(epoch FROM created_at) * 1000)::bigint AS created_at_ms, level, billable, attributed_entries,
               attributed_usd_micros, foreign_currency_entries
@@ -131,12 +147,12 @@ export class ProjectionRepository {
   }
 
   private async releaseRecommendations(manager: EntityManager, ids: string[]): Promise<void> {
-    if (ids.length > 0) await manager.query(`DELETE FROM reporting.recommendation_lock WHERE recommendation_id = ANY($1::text[])`, [ids]);
+    if (ids.length > 0) await prepared(manager, 'release', `DELETE FROM reporting.recommendation_lock WHERE recommendation_id = ANY($1::text[])`, [ids]);
   }
 
   /** Entries that waited under review for one of these recommendations. */
   private async waitingEntries(manager: EntityManager, recommendationIds: string[]): Promise<WaitingEntry[]> {
-    const rows: EntryRow[] = await manager.query(
+    const rows: EntryRow[] = await prepared(manager, 'waiting', 
       `SELECT entry_id, agent_id, traffic, recommendation_id, amount_micros, currency, recorded_at
        FROM reporting.accounting_entry
        WHERE recommendation_id = ANY($1::text[]) AND NOT attributed
@@ -155,12 +171,12 @@ export class ProjectionRepository {
   }
 
   private async markAttributed(manager: EntityManager, entryIds: string[]): Promise<void> {
-    await manager.query(`UPDATE reporting.accounting_entry SET attributed = true WHERE entry_id = ANY($1::text[])`, [entryIds]);
+    await prepared(manager, 'attribute', `UPDATE reporting.accounting_entry SET attributed = true WHERE entry_id = ANY($1::text[])`, [entryIds]);
   }
 
   /** Stores each entry once by entry_id; resolves to the ids that were new. */
   private async insertEntries(manager: EntityManager, entries: { entry: AccountingEntryDto; attributed: boolean }[]): Promise<Set<string>> {
-    const inserted: { entry_id: string }[] = await manager.query(
+    const inserted: { entry_id: string }[] = await prepared(manager, 'entries', 
       `INSERT INTO reporting.accounting_entry
          (entry_id, agent_id, traffic, recommendation_id, amount_micros, currency, recorded_at, attributed)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::timestamptz[], $8::boolean[])
@@ -181,7 +197,7 @@ export class ProjectionRepository {
   }
 
   private async upsertRecommendations(manager: EntityManager, changed: RecommendationState[]): Promise<void> {
-    await manager.query(
+    await prepared(manager, 'recommendations', 
       // Identity never changes once known, so an update finds the row in the partition of its created_at.
       `INSERT INTO reporting.recommendation AS r (recommendation_id, agent_id, traffic, created_at, level, billable,
          attributed_entries, attributed_usd_micros, foreign_currency_entries)
@@ -207,7 +223,7 @@ export class ProjectionRepository {
 
   /** Adds the sorted deltas of one grain, one statement. */
   private async addToRollups(manager: EntityManager, grain: Grain, rows: RollupRow[]): Promise<void> {
-    await manager.query(
+    await prepared(manager, `rollup_${grain}`, 
       `INSERT INTO reporting.rollup_${grain} AS t (agent_id, traffic, bucket, exposures, clicks, engagements,
          conversions, earnings_micros, earnings_excluded_recommendations, pending_earnings_recommendations,
          accounting_review_required)
@@ -228,7 +244,7 @@ export class ProjectionRepository {
 
   /** Reconciliation watermarks never move back. */
   private async advanceWatermarks(manager: EntityManager, watermarks: readonly Watermark[]): Promise<void> {
-    await manager.query(
+    await prepared(manager, 'watermarks', 
       `INSERT INTO reporting.reconciliation_watermark AS w (traffic, agent_id, reconciled_through)
        SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
        ON CONFLICT (traffic, agent_id) DO UPDATE
