@@ -161,9 +161,12 @@ async function runProjection(natsUrl: string, db: { url: string; name: string },
       `SELECT (SELECT count(*) FROM reporting.recommendation) AS recommendations,
               (SELECT count(*) FROM reporting.accounting_entry) AS entries,
               (SELECT count(*) FROM reporting.rollup_minute) AS minute_rows,
-              (SELECT count(*) FROM reporting.rollup_hour) AS hour_rows`,
+              (SELECT count(*) FROM reporting.rollup_hour) AS hour_rows,
+              (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c
+                WHERE c.relnamespace = 'reporting'::regnamespace AND c.relkind IN ('r', 'm')) AS store_bytes`,
     )
   )[0];
+  console.log(`    store: ${fmt(Number(rows.store_bytes) / total)} bytes per event (every table and partition of the reporting schema, \`ops storage\`)`);
   await service.close();
   console.log(`    (start-up took ${((started - launched) / 1000).toFixed(1)} s more)`);
   return { rate: total / seconds, seconds, cpu, rows: { ...rows, deadLetters } };

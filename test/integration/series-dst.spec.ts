@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { InboundMessage } from '#libs/nats';
 import { createReportingDataSource } from '../../apps/reporting-projection/src/database/reporting.data-source.js';
 import { ProjectionRepository } from '../../apps/reporting-projection/src/ingestion/projection.repository.js';
+import { StoragePartitions } from '../../apps/reporting-projection/src/ingestion/storage-partitions.js';
 import { ProjectionService } from '../../apps/reporting-projection/src/ingestion/projection.service.js';
 import { RollupQueryRepository } from '../../apps/reporting-projection/src/publication/rollup-query.repository.js';
 import { SeriesBuilder } from '../../apps/reporting-projection/src/publication/series-builder.service.js';
@@ -58,7 +59,7 @@ it.each(CASES)('$zone $what: a day of $hours hours, $hourBuckets hourly buckets,
       }),
     ),
   }));
-  const outcomes = await new ProjectionService(new ProjectionRepository(dataSource), 1).applyBatch(messages);
+  const outcomes = await new ProjectionService(new ProjectionRepository(dataSource, new StoragePartitions(dataSource, Date.now, 3650)), 1).applyBatch(messages);
   expect(outcomes.every((o) => o.kind === 'applied')).toBe(true);
 
   // Published at the next local midnight: the DST day is the last whole day of the 7d series.

@@ -34,8 +34,8 @@ export async function runBatch(file: string | undefined, context: OpsContext): P
       result = { line: number, ok: true, result: await runLine(line, context) };
     } catch (error) {
       failed = true;
-      const { exitCode, text } = describeFailure(error);
-      result = { line: number, ok: false, exit_code: exitCode, error: text.replace(/^error: /, '').trimEnd() };
+      const { exitCode, text, output } = describeFailure(error);
+      result = { line: number, ok: false, exit_code: exitCode, error: text.replace(/^error: /, '').trimEnd(), ...(output ? { result: output } : {}) };
     }
     // Written as each command ends, so that a consumer sees progress (and backpressure holds the batch).
     if (!process.stdout.write(`${JSON.stringify(result)}\n`)) await new Promise((resolve) => process.stdout.once('drain', resolve));

@@ -13,12 +13,17 @@ export class UsageError extends Error {
   }
 }
 
-/** A command that ran and failed: `text` goes to stderr as it is, `exitCode` is the exit code. */
+/**
+ * A command that ran and failed: `text` goes to stderr as it is, `exitCode` is the exit code, and
+ * `output`, when the command has a result to show all the same (`reporting verify` with
+ * mismatches), is the JSON object printed on stdout.
+ */
 export class OpsFailure extends Error {
   constructor(
     message: string,
     readonly exitCode = EXIT_FAILED,
     readonly text = `error: ${message}\n`,
+    readonly output?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'OpsFailure';
@@ -26,9 +31,9 @@ export class OpsFailure extends Error {
 }
 
 /** The exit code and the stderr text of a failed command. */
-export function describeFailure(error: unknown): { exitCode: number; text: string } {
+export function describeFailure(error: unknown): { exitCode: number; text: string; output?: Record<string, unknown> } {
   if (error instanceof UsageError) return { exitCode: EXIT_USAGE, text: `error: ${error.message}\n` };
-  if (error instanceof OpsFailure) return { exitCode: error.exitCode, text: error.text };
+  if (error instanceof OpsFailure) return { exitCode: error.exitCode, text: error.text, ...(error.output ? { output: error.output } : {}) };
   return { exitCode: EXIT_FAILED, text: `error: ${(error as Error)?.message ?? String(error)}\n` };
 }
 

@@ -38,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     const failure = describeFailure(error);
+    if (failure.output) process.stdout.write(`${JSON.stringify(failure.output)}\n`);
     process.stderr.write(failure.text);
     return failure.exitCode;
   } finally {

@@ -9,6 +9,7 @@ const modules: { commands: readonly OpsCommandDefinition[] }[] = await Promise.a
   import('./identity-commands.js'),
   import('./ads-commands.js'),
   import('./dead-letter-commands.js'),
+  import('./reporting-commands.js'),
 ]);
 
 export const COMMANDS: readonly OpsCommandDefinition[] = modules.flatMap((module) => module.commands);

@@ -2,7 +2,7 @@ import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '#libs/observability';
 import { counter, gauge, histogram } from '#libs/observability';
 import type { NatsClient } from './nats-client.js';
-import { publishDeadLetter } from './dead-letters.js';
+import { publishDeadLetter, type DeadLetterCause } from './dead-letters.js';
 
 export interface InboundMessage {
   subject: string;
@@ -14,7 +14,7 @@ export interface InboundMessage {
 
 export type MessageOutcome =
   | { kind: 'applied' }
-  | { kind: 'dead-letter'; reason: string; cause: 'invalid' | 'conflict' };
+  | { kind: 'dead-letter'; reason: string; cause: Exclude<DeadLetterCause, 'retries_exhausted'> };
 
 /**
  * Applies a batch and resolves only after its effects are durable (committed); it returns one

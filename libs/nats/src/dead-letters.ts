@@ -3,6 +3,9 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { DeadLetterHeaders, deadLetterSubject } from '#libs/contracts';
 import { counter } from '#libs/observability';
 
+/** Why a message was dead-lettered: the `cause` label of weave_dead_letters_total. */
+export type DeadLetterCause = 'invalid' | 'conflict' | 'past_restatement_window' | 'retries_exhausted';
+
 export interface DeadLetter {
   subject: string;
   data: Uint8Array;
@@ -26,7 +29,7 @@ function headerSafe(text: string): string {
 export async function publishDeadLetter(
   js: JetStreamClient,
   letter: DeadLetter,
-  cause: 'invalid' | 'conflict' | 'retries_exhausted',
+  cause: DeadLetterCause,
 ): Promise<void> {
   const h = natsHeaders();
   h.set(DeadLetterHeaders.reason, headerSafe(letter.reason));

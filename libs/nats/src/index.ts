@@ -8,7 +8,7 @@ export {
   type EnsureStreamsOptions,
   type StreamRetention,
 } from './streams.js';
-export { publishDeadLetter, type DeadLetter } from './dead-letters.js';
+export { publishDeadLetter, type DeadLetter, type DeadLetterCause } from './dead-letters.js';
 export {
   JetStreamBatchConsumer,
   retryDelayMs,

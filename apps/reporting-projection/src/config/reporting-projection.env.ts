@@ -25,6 +25,14 @@ export class ReportingProjectionEnv extends ServiceEnv {
   @IsInt() @Min(1) @Max(100)
   INGEST_MAX_DELIVERIES = 5;
 
+  /**
+   * Days after its creation (before the service's now) that a recommendation's events and
+   * entries still change totals (DESIGN §10); older ones are dead-lettered, and the weekly
+   * partitions of per-recommendation state and accounting entries that end before it are dropped.
+   */
+  @IsInt() @Min(35) @Max(3650)
+  REPORTING_RESTATEMENT_DAYS = 120;
+
   /** Snapshots kept in memory per replica to answer report requests without a query. */
   @IsInt() @Min(0)
   REPORT_CACHE_ENTRIES = 100000;

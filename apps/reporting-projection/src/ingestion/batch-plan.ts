@@ -75,6 +75,8 @@ export class BatchPlan {
   readonly watermarks: Watermark[];
   /** Rollup deltas per grain, filled by the steps. */
   readonly rollups = new RollupDeltas();
+  /** Every creation time the batch names (recommendation_created_at, recorded_at): the weeks it writes. */
+  readonly creationTimes: number[];
   /** Batch index → why that event is dead-lettered (it disagrees with its recommendation). */
   readonly conflicts = new Map<number, string>();
 
@@ -99,6 +101,10 @@ export class BatchPlan {
         }
       }
     }
+    const times = new Set<number>();
+    for (const { event } of this.lifecycle) times.add(Date.parse(event.recommendation_created_at));
+    for (const entry of this.entries.values()) times.add(Date.parse(entry.recorded_at));
+    this.creationTimes = [...times];
     this.watermarks = [...watermarks.values()].sort((a, b) => byCodeUnit(a.traffic + '\u0000' + a.agentId, b.traffic + '\u0000' + b.agentId));
     this.recommendationIds = [
       ...new Set([

@@ -1,14 +1,21 @@
 import { Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { Durables, EventSubjects, Streams } from '#libs/contracts';
 import { durableConsumerProvider } from '#libs/bootstrap';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
 import { ProjectionRepository } from './projection.repository.js';
 import { PROJECTION_PARTITIONS, ProjectionService } from './projection.service.js';
+import { StoragePartitions } from './storage-partitions.js';
 
 /** The durable pull consumer of EVENTS that feeds the projection. */
 @Module({
   providers: [
     { provide: PROJECTION_PARTITIONS, inject: [ReportingProjectionEnv], useFactory: (env: ReportingProjectionEnv) => env.INGEST_CONCURRENCY },
+    {
+      provide: StoragePartitions,
+      inject: [DataSource, ReportingProjectionEnv],
+      useFactory: (dataSource: DataSource, env: ReportingProjectionEnv) => new StoragePartitions(dataSource, Date.now, env.REPORTING_RESTATEMENT_DAYS),
+    },
     ProjectionRepository,
     ProjectionService,
     durableConsumerProvider('ingestion', {

@@ -2,12 +2,22 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { InboundMessage, MessageOutcome } from '#libs/nats';
 import { counter } from '#libs/observability';
 import { BatchPlan, type SequencedEvent } from './batch-plan.js';
-import { decodeEvent } from './event-decoder.js';
+import { decodeEvent, type DecodedEvent } from './event-decoder.js';
 import { ProjectionRepository } from './projection.repository.js';
 
 const eventsApplied = counter('weave_events_applied_total', 'Events applied to the reporting projection', ['kind']);
 
 export const PROJECTION_PARTITIONS = Symbol('PROJECTION_PARTITIONS');
+
+/** The dead-letter reason of an event or entry older than the restatement window (DESIGN §10). */
+export const PAST_RESTATEMENT_WINDOW = 'past restatement window';
+
+/** When the recommendation of an event was created; for an entry, when it was recorded (its recommendation was created no later). */
+function createdAt(event: DecodedEvent): number {
+  if (event.type === 'lifecycle') return Date.parse(event.event.recommendation_created_at);
+  if (event.type === 'accounting') return Date.parse(event.entry.recorded_at);
+  return Number.POSITIVE_INFINITY;
+}
 
 function platformHash(agentId: string): number {
   let hash = 0;
@@ -63,8 +73,15 @@ export class ProjectionService {
   async applyBatch(messages: InboundMessage[]): Promise<MessageOutcome[]> {
     const outcomes: MessageOutcome[] = messages.map(() => ({ kind: 'applied' }));
     const decoded: SequencedEvent[] = messages.map((message, index) => ({ index, event: decodeEvent(message) }));
-    for (const { index, event } of decoded) {
+    const horizon = this.repository.restatementHorizon();
+    for (const item of decoded) {
+      const { index, event } = item;
       if (event.type === 'invalid') outcomes[index] = { kind: 'dead-letter', reason: event.reason, cause: 'invalid' };
+      else if (createdAt(event) < horizon) {
+        // DESIGN §10: no longer changes any total; its week may already be gone.
+        outcomes[index] = { kind: 'dead-letter', reason: PAST_RESTATEMENT_WINDOW, cause: 'past_restatement_window' };
+        item.event = { type: 'not-ours' };
+      }
     }
     // Stream order decides which event fixes a recommendation's identity.
     const ordered = decoded
