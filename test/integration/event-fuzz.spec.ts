@@ -49,7 +49,8 @@ beforeAll(async () => {
 
 // ─────────────────────────── what the services accept ───────────────────────────
 
-const AT = '2026-11-25T10:15:42.120Z';
+// Two days before the run: inside the reporting store's restatement window whenever the suite runs.
+const AT = new Date(Math.floor(Date.now() / 1000) * 1000 - 2 * 86_400_000 + 120).toISOString();
 
 type FieldKind = 'id' | 'traffic' | 'timestamp' | 'integer' | 'version' | 'currency' | 'enum' | 'array';
 
