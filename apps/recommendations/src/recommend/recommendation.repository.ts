@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, type QueryDeepPartialEntity, type Repository } from 'typeorm';
-import { RecommendationEntity, RecommendationRequestEntity } from '#libs/catalog';
+import { DataSource, type EntityManager } from 'typeorm';
+import { RECOMMENDATIONS_SCHEMA, type RecommendationEntity } from '#libs/catalog';
 import type { OutboxEventRow } from '#libs/database';
 import { EventSubjects, type RankedRecommendation, type RecommendationEventDto, type Traffic } from '#libs/contracts';
 import type { AdCandidate } from '../ranking/ad-search.repository.js';
-import { GeneratedEventsOutbox } from './generated-events.relay.js';
 
 /** Who asked which message: the idempotency key of an answer. */
 export interface AnswerKey {
@@ -59,49 +58,65 @@ function view(row: StoredRow): RankedRecommendation {
   };
 }
 
+const SCHEMA = RECOMMENDATIONS_SCHEMA;
+
+/** The columns of a recorded recommendation that an answer shows, in `view`'s order. */
+const ANSWER_COLUMNS = 'recommendation_id, ad_id, product_id, product_title, weave_summary, tail_summary, creative_input, landing_url, score, created_at';
+
 /**
- * The recorded answers (schema recommendations, through its TypeORM entities). An answer is
- * recorded once per key: the request row's primary key decides which of two concurrent requests
- * records it (INSERT … ON CONFLICT DO NOTHING waits for the other transaction and then does
- * nothing), and the loser returns what the winner recorded. Empty answers are not recorded:
- * there is nothing to repeat.
+ * Records an answer in one statement: the request row (ON CONFLICT DO NOTHING: of two concurrent
+ * requests with the same key, the second waits for the first to commit and then inserts nothing),
+ * and, only when that row was inserted, the recommendations ($7, a JSON array) and their
+ * `generated` events in the outbox ($8). `recorded` is 1 when this request recorded the answer,
+ * 0 when another one did first.
+ */
+const RECORD_ANSWER = `WITH request AS (
+    INSERT INTO ${SCHEMA}.recommendation_request (agent_id, traffic, session_id, message_id, request_id, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+  ), recommendations AS (
+    INSERT INTO ${SCHEMA}.recommendation
+      (recommendation_id, agent_id, traffic, session_id, message_id, rank, ad_id, product_id, product_title, weave_summary, tail_summary, creative_input, landing_url, score, created_at)
+    SELECT r.recommendation_id, $1, $2, $3, $4, r.rank, r.ad_id, r.product_id, r.product_title, r.weave_summary, r.tail_summary, r.creative_input, r.landing_url, r.score, $6
+      FROM request, jsonb_to_recordset($7::jsonb) AS r(recommendation_id text, rank smallint, ad_id text, product_id text, product_title text,
+           weave_summary text, tail_summary text, creative_input jsonb, landing_url text, score numeric)
+  ), events AS (
+    INSERT INTO ${SCHEMA}.outbox (event_id, subject, payload)
+    SELECT e.event_id, e.subject, e.payload FROM request, jsonb_to_recordset($8::jsonb) AS e(event_id text, subject text, payload jsonb)
+    ON CONFLICT DO NOTHING
+  )
+  SELECT count(*)::int AS recorded FROM request`;
+
+/**
+ * The recorded answers (schema recommendations). An answer is recorded once per key: the request
+ * row's primary key decides which of two concurrent requests records it, and the loser returns
+ * what the winner recorded. Empty answers are not recorded: there is nothing to repeat.
+ *
+ * Raw SQL on the hot path (docs/decisions/recommend-hot-path-sql.md): TypeORM's query builders
+ * and `find` spent more CPU building these statements than PostgreSQL spent running them, and
+ * each statement is a round trip; the entities stay the schema's definition (migrations, ops).
  */
 @Injectable()
 export class RecommendationRepository {
-  private readonly recommendations: Repository<RecommendationEntity>;
-
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly outbox: GeneratedEventsOutbox,
-  ) {
-    this.recommendations = dataSource.getRepository(RecommendationEntity);
-  }
+  constructor(private readonly dataSource: DataSource) {}
 
   /** The answer recorded for a key, best first; empty when none was. */
   async findAnswer(key: AnswerKey): Promise<RankedRecommendation[]> {
-    const rows = await this.recommendations.find({
-      select: {
-        recommendation_id: true,
-        ad_id: true,
-        product_id: true,
-        product_title: true,
-        weave_summary: true,
-        tail_summary: true,
-        creative_input: true,
-        landing_url: true,
-        score: true,
-        created_at: true,
-      },
-      where: { agent_id: key.agent_id, traffic: key.traffic, session_id: key.session_id, message_id: key.message_id },
-      order: { rank: 'ASC' },
-    });
+    const rows: StoredRow[] = await this.dataSource.query(
+      `SELECT ${ANSWER_COLUMNS} FROM ${SCHEMA}.recommendation
+        WHERE agent_id = $1 AND traffic = $2 AND session_id = $3 AND message_id = $4
+        ORDER BY rank`,
+      [key.agent_id, key.traffic, key.session_id, key.message_id],
+    );
     return rows.map(view);
   }
 
   /**
    * In one transaction: `search` (under `statement_timeout` = searchTimeoutMs), then, when it
    * found ads, the request row, one row per recommendation and one `generated` event each in
-   * the outbox. A search that runs out of time fails with PostgreSQL's query_canceled (57014).
+   * the outbox (one statement). A search that runs out of time fails with PostgreSQL's
+   * query_canceled (57014).
    */
   async answerOnce(
     key: AnswerKey,
@@ -109,7 +124,7 @@ export class RecommendationRepository {
     search: (manager: EntityManager) => Promise<(AdCandidate & { score: number })[]>,
   ): Promise<AnswerOutcome> {
     return this.dataSource.transaction(async (manager) => {
-      // Raw SQL: a transaction-local statement_timeout; TypeORM has no API for session settings.
+      // A transaction-local statement_timeout; TypeORM has no API for session settings.
       // No JIT: the search is a few index scans bounded by their LIMITs, far cheaper than compiling it.
       await manager.query(`SELECT set_config('statement_timeout', $1, true), set_config('jit', 'off', true)`, [`${meta.searchTimeoutMs}ms`]);
       const found = await search(manager);
@@ -117,22 +132,10 @@ export class RecommendationRepository {
       await manager.query(`SELECT set_config('statement_timeout', $1, true)`, [`${RECORD_TIMEOUT_MS}ms`]);
 
       const createdAt = new Date();
-      const inserted = await manager
-        .createQueryBuilder()
-        .insert()
-        .into(RecommendationRequestEntity)
-        .values({ ...key, request_id: meta.request_id, created_at: createdAt })
-        .orIgnore()
-        .returning(['agent_id'])
-        .updateEntity(false)
-        .execute();
-      if ((inserted.raw as unknown[]).length === 0) return { kind: 'lost_race' };
-
       const recommendations: RankedRecommendation[] = found.map((ad) =>
         view({ ...ad, recommendation_id: newRecommendationId(), score: ad.score, created_at: createdAt }),
       );
       const rows = recommendations.map((r, i) => ({
-        ...key,
         recommendation_id: r.recommendation_id,
         rank: i + 1,
         ad_id: r.ad_id,
@@ -143,17 +146,7 @@ export class RecommendationRepository {
         creative_input: r.creative_input,
         landing_url: r.landing_url,
         score: r.contextual_relevance_score,
-        created_at: createdAt,
       }));
-      await manager
-        .createQueryBuilder()
-        .insert()
-        .into(RecommendationEntity)
-        // creative_input is any JSON object: TypeORM's deep-partial type cannot follow an open index signature.
-        .values(rows as QueryDeepPartialEntity<RecommendationEntity>[])
-        .updateEntity(false)
-        .execute();
-
       const events: PendingEvent[] = recommendations.map((r) => {
         const eventId = generatedEventId(r.recommendation_id);
         return {
@@ -172,7 +165,17 @@ export class RecommendationRepository {
           },
         };
       });
-      await this.outbox.add(manager, events);
+      const [{ recorded }]: { recorded: number }[] = await manager.query(RECORD_ANSWER, [
+        key.agent_id,
+        key.traffic,
+        key.session_id,
+        key.message_id,
+        meta.request_id,
+        createdAt,
+        JSON.stringify(rows),
+        JSON.stringify(events),
+      ]);
+      if (recorded === 0) return { kind: 'lost_race' };
       return { kind: 'recorded', recommendations, events };
     });
   }
