@@ -16,6 +16,7 @@
  *   node dist/bench/catalog-generator.js questions > test/relevance/labelled-questions.json
  */
 import type { CatalogAd } from '#libs/catalog';
+import { prng } from '../test/support/prng.js';
 
 export const COMMON_WORDS = ['premium', 'quality', 'new', 'best', 'classic', 'durable', 'lightweight', 'everyday', 'comfort', 'design', 'value', 'modern'];
 
@@ -47,25 +48,13 @@ const ELSEWHERE = [
   'eclipse', 'grammar', 'algebra', 'homework', 'weather', 'forecast', 'traffic', 'parking', 'ticket', 'recipe', 'lasagna', 'dinosaur',
 ];
 
-/** mulberry32: a small, fast, seedable PRNG (the catalog must be the same in every run). */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const ONSETS = ['b', 'd', 'f', 'g', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'br', 'kr', 'tr', 'pl', 'st', 'gr', 'dr'];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ou'];
 const ENDS = ['z', 'x', 'rz', 'lx', 'nz', 'ux'];
 
 function buildTailWords(): string[][] {
   const seen = new Set<string>();
-  const rng = random(7);
+  const rng = prng(7);
   return CATEGORY_NAMES.map(() => {
     const words: string[] = [];
     while (words.length < TAIL_WORDS_PER_CATEGORY) {
@@ -96,7 +85,7 @@ export const categoryOf = (i: number): string => CATEGORY_NAMES[i % CATEGORY_NAM
 
 /** Ad number i (0-based) of the catalog `seed`. */
 export function generateAd(i: number, seed = 1): CatalogAd {
-  const rng = random(seed * 1_000_003 + i);
+  const rng = prng(seed * 1_000_003 + i);
   const c = i % CATEGORY_NAMES.length;
   const core = CATEGORIES[CATEGORY_NAMES[c]];
   const brand = capital(tail(rng, c));
@@ -146,7 +135,7 @@ export function questionAboutNothing(rng: () => number): string {
 
 /** The labelled set: `perCategory` questions per category, then `nothing` questions that should find nothing. */
 export function labelledQuestions(perCategory: number, nothing: number, seed = 20): LabelledQuestion[] {
-  const rng = random(seed);
+  const rng = prng(seed);
   const questions: LabelledQuestion[] = [];
   for (let q = 0; q < perCategory; q++) for (let c = 0; c < CATEGORY_NAMES.length; c++) questions.push({ query: questionAbout(rng, c), expected: CATEGORY_NAMES[c] });
   for (let q = 0; q < nothing; q++) questions.push({ query: questionAboutNothing(rng), expected: null });

@@ -32,7 +32,8 @@ import type { EntityManager } from 'typeorm';
 import { RECOMMEND_DEFAULT_LATENCY_BUDGET_MS, RECOMMEND_MAX_LATENCY_BUDGET_MS, RECOMMEND_MAX_RESULTS } from '#libs/contracts';
 import { AdSearchRepository } from '../apps/recommendations/src/ranking/ad-search.repository.js';
 import { REDIS_URL, freePort, newTestDatabase, startNats, type TestDatabase } from '../test/support/index.js';
-import { CATEGORY_NAMES, questionAbout, random, type LabelledQuestion } from './catalog-generator.js';
+import { CATEGORY_NAMES, questionAbout, type LabelledQuestion } from './catalog-generator.js';
+import { prng } from '../test/support/prng.js';
 import { loadCatalog } from './catalog-load.js';
 import { autocannon, cpuOf, residentMemory, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
 import { fmt, machine, percentile, setting } from './support.js';
@@ -70,7 +71,7 @@ interface Relevance {
 
 /** A load whose every request asks a new question with a new session and message. */
 async function recommendLoad(url: string, connections: number, seconds: number, headers: Record<string, string>): Promise<LoadFigures> {
-  const rng = random(Date.now() % 2 ** 31);
+  const rng = prng(Date.now() % 2 ** 31);
   const seen = new Set<string>();
   let n = 0;
   const body = () => {

@@ -5,7 +5,8 @@ import pg from 'pg';
 import { createRecommendationsDataSource, importCatalog } from '#libs/catalog';
 import { RpcSubjects, Streams, type RecommendResult } from '#libs/contracts';
 import { initializeDatabase } from '#libs/database';
-import { generateAd, questionAbout, random } from '../../bench/catalog-generator.js';
+import { generateAd, questionAbout } from '../../bench/catalog-generator.js';
+import { prng } from '../support/prng.js';
 import { prepareStreams, storedEvents, waitFor } from '../support/index.js';
 import { useFaultServers } from './support/servers.js';
 import { startService } from './support/services.js';
@@ -34,7 +35,7 @@ describe('fault: kill -9 of recommendations mid-answers', () => {
     await catalog.destroy();
 
     const rpc: ClientProxy = new NatsRpcClient({ connection: stack.producer.connection, timeoutMs: 5000 });
-    const rng = random(4242);
+    const rng = prng(4242);
     const questions = Array.from({ length: QUESTIONS }, (_, i) => ({
       agent_id: 'agent_kill',
       traffic: 'live' as const,

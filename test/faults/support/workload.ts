@@ -1,3 +1,4 @@
+import { prng } from '../../support/prng.js';
 import type { ModelEvent } from '../../support/reference-model.js';
 
 // Generated event streams (what producers publish) with the reference-model event of each message.
@@ -14,18 +15,6 @@ export interface Workload {
   messages: WireMessage[];
   /** One model event per wire message (duplicates included; the model drops them). */
   modelOf: ModelEvent[];
-}
-
-/** A small deterministic PRNG (mulberry32), so a failing run can be replayed from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const LIFECYCLE = [
