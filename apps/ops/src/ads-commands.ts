@@ -3,9 +3,8 @@ import type { AdsCommand } from './ads.js';
 
 async function runAds(command: AdsCommand, context: OpsContext): Promise<Record<string, unknown>> {
   const { CatalogFileError, describeCatalogFileError, runAdsCommand } = await import('./ads.js');
-  const [env, { databaseUrl }] = await Promise.all([context.env(), import('#libs/config')]);
   try {
-    return await runAdsCommand(command, databaseUrl(env));
+    return await runAdsCommand(command, await context.databaseUrl());
   } catch (error) {
     if (error instanceof CatalogFileError) throw new OpsFailure(error.message, 1, describeCatalogFileError(error));
     throw error;

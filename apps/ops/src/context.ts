@@ -28,6 +28,11 @@ export class ProcessContext implements OpsContext {
     return this.envPromise;
   }
 
+  async databaseUrl(): Promise<string> {
+    const [env, { databaseUrl }] = await Promise.all([this.env(), import('#libs/config')]);
+    return databaseUrl(env);
+  }
+
   resource<T>(key: string, open: () => Promise<T>, close: (value: T) => Promise<void>): Promise<T> {
     let entry = this.opened.get(key);
     if (!entry) {
@@ -44,13 +49,12 @@ export class ProcessContext implements OpsContext {
     return this.resource(
       'identity',
       async () => {
-        const [env, { IdentityRepository, createIdentityDataSource }, { initializeDatabase }, { databaseUrl }] = await Promise.all([
-          this.env(),
+        const [url, { IdentityRepository, createIdentityDataSource }, { initializeDatabase }] = await Promise.all([
+          this.databaseUrl(),
           import('#libs/identity'),
           import('#libs/database'),
-          import('#libs/config'),
         ]);
-        const dataSource = createIdentityDataSource(databaseUrl(env), 2, 'ops');
+        const dataSource = createIdentityDataSource(url, 2, 'ops');
         try {
           await initializeDatabase(dataSource);
         } catch (error) {

@@ -51,6 +51,8 @@ export interface ParsedCommand {
 export interface OpsContext {
   /** The CLI's settings (the services' variables); throws ConfigError when one is invalid. */
   env(): Promise<OpsEnv>;
+  /** DATABASE_URL with the TLS settings applied (DATABASE_SSL_MODE, DATABASE_SSL_ROOT_CERT). */
+  databaseUrl(): Promise<string>;
   /** The identity schema, its migrations run. */
   identity(): Promise<IdentityRepository>;
   /** A JetStream client with the streams ensured. */

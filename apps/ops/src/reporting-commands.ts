@@ -1,12 +1,7 @@
-import { defineCommand, OpsFailure, UsageError, type OpsContext } from './definition.js';
+import { defineCommand, OpsFailure, UsageError } from './definition.js';
 
 type StorageCommand = { kind: 'storage' };
 type VerifyCommand = { kind: 'reporting.verify'; agentId: string; traffics: ('live' | 'test')[] };
-
-async function reportingDatabaseUrl(context: OpsContext): Promise<string> {
-  const [env, { databaseUrl }] = await Promise.all([context.env(), import('#libs/config')]);
-  return databaseUrl(env);
-}
 
 /** The reporting store (DESIGN §10): its size by table and partition, and its rollups checked against the state kept. */
 export const commands = [
@@ -18,7 +13,7 @@ export const commands = [
     parse: (): StorageCommand => ({ kind: 'storage' }),
     run: async (_command, context) => {
       const { reportingStorage } = await import('./storage.js');
-      return reportingStorage(await reportingDatabaseUrl(context));
+      return reportingStorage(await context.databaseUrl());
     },
   }),
   defineCommand({
@@ -33,7 +28,7 @@ export const commands = [
     },
     run: async (command: VerifyCommand, context) => {
       const { verifyReporting } = await import('./reporting-verify.js');
-      const outcome = await verifyReporting(await reportingDatabaseUrl(context), command.agentId, command.traffics);
+      const outcome = await verifyReporting(await context.databaseUrl(), command.agentId, command.traffics);
       if (outcome.exitCode !== 0) {
         const message = `${outcome.output.mismatches.length} figure(s) of the rollups differ from the state`;
         throw new OpsFailure(message, outcome.exitCode, `error: ${message}\n`, outcome.output as unknown as Record<string, unknown>);
