@@ -224,6 +224,9 @@ describe('GET /agent-payouts/me/statements/{statement_id}', () => {
   it('404 for unknown ids of any shape; percent-encoded ids are decoded', async () => {
     await expectProblem(await get(`/statements/${'x'.repeat(99)}`), 404, 'statement-not-found');
     await expectProblem(await get('/statements/%F0%9F%92%B8%20%22'), 404, 'statement-not-found');
+    // PostgreSQL text never holds NUL, so no statement has an id with one (asking would be an error).
+    await expectProblem(await get('/statements/%00'), 404, 'statement-not-found');
+    await expectProblem(await get('/statements/st_%00_x'), 404, 'statement-not-found');
     // Ids up to the contract's 200 characters reach the route; longer ones are simply unknown.
     await expectProblem(await get(`/statements/${'x'.repeat(200)}`), 404, 'statement-not-found');
     await expectProblem(await get(`/statements/${'x'.repeat(201)}`), 404, 'statement-not-found');

@@ -53,8 +53,9 @@ export class PayoutsService {
   }
 
   async statement(agentId: string, statementId: string, requestId: string): Promise<PayoutReply> {
-    // No statement has an empty or over-long id: answer as for any unknown id, without asking.
-    if (!statementId || statementId.length > MAX_STATEMENT_ID_LENGTH) throw new ProblemException(NOT_FOUND.slug, NOT_FOUND.detail);
+    // No statement has an empty or over-long id, nor one with NUL (PostgreSQL text cannot hold
+    // it): answer as for any unknown id, without asking.
+    if (!statementId || statementId.length > MAX_STATEMENT_ID_LENGTH || statementId.includes('\u0000')) throw new ProblemException(NOT_FOUND.slug, NOT_FOUND.detail);
     return this.ask(RpcSubjects.payoutsStatementGet, { agent_id: agentId, statement_id: statementId }, `statement/${statementId}`, requestId);
   }
 

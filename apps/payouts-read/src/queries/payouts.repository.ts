@@ -113,6 +113,8 @@ export class PayoutsRepository {
   }
 
   async statement(agentId: string, statementId: string): Promise<PayoutStatement | undefined> {
+    // PostgreSQL text cannot hold NUL: no statement has such an id, and asking would be an error.
+    if (statementId.includes('\u0000')) return undefined;
     const rows: StatementRow[] = await this.dataSource.query(
       `SELECT ${STATEMENT_COLUMNS} FROM payouts.statement WHERE statement_id = $1 AND agent_id = $2`,
       [statementId, agentId],
