@@ -49,6 +49,8 @@ export async function verifyReporting(databaseUrl: string, agentId: string, traf
   await dataSource.initialize();
   try {
     return await dataSource.transaction('REPEATABLE READ', async (manager) => {
+      // Before the snapshot (as the publication does): a coarsening of old minutes cannot drop a week between the reads.
+      await manager.query('LOCK TABLE ONLY reporting.rollup_minute, reporting.rollup_quarter IN ACCESS SHARE MODE');
       const [state] = await manager.query(`SELECT processed_through FROM reporting.publication_state WHERE id = 1`);
       const end = new Date(Math.floor((state?.processed_through ?? new Date()).getTime() / MINUTE_MS) * MINUTE_MS);
       const [zone] = await manager.query(`SELECT timezone FROM reporting.platform_timezone WHERE agent_id = $1`, [agentId]);

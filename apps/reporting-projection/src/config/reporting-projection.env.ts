@@ -33,6 +33,16 @@ export class ReportingProjectionEnv extends ServiceEnv {
   @IsInt() @Min(35) @Max(3650)
   REPORTING_RESTATEMENT_DAYS = 120;
 
+  /**
+   * Days minute rollups are kept (DESIGN §10); older weeks are summed into quarter-hour rollups,
+   * which answer every Report and series exactly. At least 31, so that the edges of the today, 1d,
+   * 7d and 30d ranges stay on minute rows. The start of the 90d range is then answered from the
+   * per-recommendation state, which needs REPORTING_RESTATEMENT_DAYS ≥ 91; with a shorter
+   * restatement window, minute rollups are kept 91 days whatever this says.
+   */
+  @IsInt() @Min(31) @Max(3650)
+  REPORTING_MINUTE_ROLLUPS_DAYS = 35;
+
   /** Snapshots kept in memory per replica to answer report requests without a query. */
   @IsInt() @Min(0)
   REPORT_CACHE_ENTRIES = 100000;

@@ -14,7 +14,7 @@ import { StoragePartitions } from './storage-partitions.js';
     {
       provide: StoragePartitions,
       inject: [DataSource, ReportingProjectionEnv],
-      useFactory: (dataSource: DataSource, env: ReportingProjectionEnv) => new StoragePartitions(dataSource, Date.now, env.REPORTING_RESTATEMENT_DAYS),
+      useFactory: (dataSource: DataSource, env: ReportingProjectionEnv) => new StoragePartitions(dataSource, Date.now, env.REPORTING_RESTATEMENT_DAYS, env.REPORTING_MINUTE_ROLLUPS_DAYS),
     },
     ProjectionRepository,
     ProjectionService,

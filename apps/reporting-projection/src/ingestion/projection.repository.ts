@@ -87,7 +87,7 @@ async function prepared<T>(manager: EntityManager, name: string, text: string, v
  *
  * Lock order (the same in every replica, so concurrent batches never deadlock): recommendation
  * locks sorted by id, then accounting entries by id, then rollup rows sorted by
- * (agent, traffic, bucket) minute → hour → day, then watermarks.
+ * (agent, traffic, bucket) minute → quarter → hour → day, then watermarks.
  */
 @Injectable()
 export class ProjectionRepository {
@@ -117,9 +117,12 @@ export class ProjectionRepository {
       const changed = plan.changedRecommendations();
       const known = changed.filter((state) => state.agentId !== null);
       if (known.length > 0) await this.upsertRecommendations(manager, known);
+      // Minute deltas before the minute window's bound go to their quarter-hour (StoragePartitions.routeMinuteRows).
+      const minutes = await this.partitions.routeMinuteRows(manager, plan.rollups.sorted('minute'));
       for (const grain of GRAINS) {
-        const rows = plan.rollups.sorted(grain);
+        const rows = grain === 'minute' ? minutes.minute : plan.rollups.sorted(grain);
         if (rows.length > 0) await this.addToRollups(manager, grain, rows);
+        if (grain === 'minute' && minutes.quarter.length > 0) await this.addToRollups(manager, 'quarter', minutes.quarter);
       }
       if (plan.watermarks.length > 0) await this.advanceWatermarks(manager, plan.watermarks);
       await this.releaseRecommendations(manager, plan.recommendationIds);
@@ -229,7 +232,7 @@ export class ProjectionRepository {
   }
 
   /** Adds the sorted deltas of one grain, one statement. */
-  private async addToRollups(manager: EntityManager, grain: Grain, rows: RollupRow[]): Promise<void> {
+  private async addToRollups(manager: EntityManager, grain: Grain | 'quarter', rows: RollupRow[]): Promise<void> {
     await prepared(manager, `rollup_${grain}`, 
       `INSERT INTO reporting.rollup_${grain} AS t (agent_id, traffic, bucket, exposures, clicks, engagements,
          conversions, earnings_micros, earnings_excluded_recommendations, pending_earnings_recommendations,

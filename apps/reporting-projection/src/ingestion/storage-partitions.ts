@@ -1,6 +1,7 @@
 import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { counter } from '#libs/observability';
+import type { RollupRow } from './rollup-deltas.js';
 
 export const DAY_MS = 86_400_000;
 export const WEEK_MS = 7 * DAY_MS;
@@ -22,7 +23,30 @@ const MAINTENANCE_INTERVAL_MS = 3_600_000;
 /** The tables whose weeks leave the store with the restatement window. */
 const RESTATED_TABLES = ['recommendation', 'accounting_entry'] as const;
 
+/**
+ * How far back (days before now) the per-recommendation state must reach for a period edge that
+ * is not on a quarter-hour (the start of the rolling 90d window, 90 × 24 h before the cutoff) to
+ * be answered from it once its minutes are coarsened; a day of margin for the cutoff's lag.
+ */
+export const STATE_EDGE_DAYS = 91;
+export const QUARTER_MS = 15 * 60_000;
+/** Taken shared by a writer of old minute deltas, exclusive by a coarsening: the bound cannot move under a writer. */
+const MINUTE_WINDOW_LOCK = `hashtext('reporting.rollup_minute_window')`;
+/** A minute delta this much newer than the oldest minute kept never needs the bound (replicas' clocks differ by far less). */
+const ROUTING_MARGIN_MS = DAY_MS;
+const COUNTERS = [
+  'exposures',
+  'clicks',
+  'engagements',
+  'conversions',
+  'earnings_micros',
+  'earnings_excluded_recommendations',
+  'pending_earnings_recommendations',
+  'accounting_review_required',
+] as const;
+
 const partitionsDropped = counter('weave_reporting_partitions_dropped_total', 'Weekly partitions of the reporting store dropped after the restatement window', ['table']);
+const weeksCoarsened = counter('weave_reporting_minute_weeks_coarsened_total', 'Weeks of minute rollups summed into quarter-hour rollups and dropped');
 
 /**
  * The weekly partitions of recommendation, accounting_entry and rollup_minute (by creation time:
@@ -34,6 +58,14 @@ const partitionsDropped = counter('weave_reporting_partitions_dropped_total', 'W
  * whole; events and entries older than the horizon are dead-lettered instead of applied
  * (ProjectionService), so nothing writes a dropped week. The rollups are not touched: every
  * answer stays what it was.
+ *
+ * Minute rollups older than the minute window (REPORTING_MINUTE_ROLLUPS_DAYS) are coarsened a
+ * week at a time (coarsen): the week's minute rows are summed into `rollup_quarter` and its
+ * partition dropped in one transaction, and the bound between the two tables
+ * (`rollup_minute_window.minute_from`) moves to the week's end. A late delta for a minute before
+ * the bound goes to its quarter instead (routeMinuteRows); the writer takes the bound under a
+ * shared advisory lock that the coarsening takes exclusively, so no delta lands in a week being
+ * summed, and none is counted twice or lost.
  */
 @Injectable()
 export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -44,7 +76,17 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     private readonly dataSource: DataSource,
     private readonly clock: StorageClock = Date.now,
     readonly restatementDays = 120,
+    readonly minuteRollupDays = 35,
   ) {}
+
+  /**
+   * Days of minute rollups kept: REPORTING_MINUTE_ROLLUPS_DAYS when the per-recommendation state
+   * reaches back far enough to answer the 90d window's start (STATE_EDGE_DAYS), otherwise at least
+   * that many days, so that the start is still answered from minute rows.
+   */
+  get minuteWindowDays(): number {
+    return this.restatementDays >= STATE_EDGE_DAYS ? this.minuteRollupDays : Math.max(this.minuteRollupDays, STATE_EDGE_DAYS);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     // Not fatal: a batch makes the weeks it needs anyway, and the next run drops what expired.
@@ -62,10 +104,11 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     return this.clock() - this.restatementDays * DAY_MS;
   }
 
-  /** One maintenance run: the weeks ahead made, the expired ones dropped. */
-  async maintain(): Promise<{ made: number; dropped: string[] }> {
+  /** One maintenance run: the weeks ahead made, the expired ones dropped, the old minute weeks coarsened. */
+  async maintain(): Promise<{ made: number; dropped: string[]; coarsened: string[] }> {
     const made = await this.ensureAhead();
-    return { made, dropped: await this.dropExpired() };
+    const dropped = await this.dropExpired();
+    return { made, dropped, coarsened: await this.coarsen() };
   }
 
   /** Makes the current week and the next WEEKS_AHEAD; resolves to the partitions made. */
@@ -107,6 +150,115 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
       dropped.push(name);
     }
     return dropped;
+  }
+
+  /**
+   * Coarsens every week of minute rollups that ends at or before now − the minute window, oldest
+   * first, one transaction per week: under the exclusive lock of the bound, the bound moves to the
+   * week's end, the week's minutes are added to their quarter-hours and the partition is dropped.
+   * A crash anywhere in between leaves the week as it was. Resolves to the partitions dropped.
+   */
+  async coarsen(): Promise<string[]> {
+    const limit = this.clock() - this.minuteWindowDays * DAY_MS;
+    const due = (await this.partitionsOf(['rollup_minute'])).filter(({ week }) => week + WEEK_MS <= limit);
+    if (due.length === 0) return [];
+    // Every week a late delta may still reach below the new bound has its quarter partition first (a week without minutes
+    // included), made outside the coarsening so that it never holds rollup_quarter's lock while waiting for rollup_minute's.
+    const newBound = Math.max(...due.map(({ week }) => week + WEEK_MS));
+    const weeks = new Set(due.map(({ week }) => week));
+    for (let week = weekStart(this.restatementHorizon()) - WEEK_MS; week < newBound; week += WEEK_MS) weeks.add(week);
+    await this.ensureQuarterWeeks([...weeks]);
+    const coarsened: string[] = [];
+    for (const { name, week } of due) {
+      await this.dataSource.transaction('READ COMMITTED', async (manager) => {
+        await manager.query(`SELECT pg_advisory_xact_lock(${MINUTE_WINDOW_LOCK})`);
+        await manager.query(`UPDATE reporting.rollup_minute_window SET minute_from = greatest(minute_from, $1::timestamptz)`, [
+          new Date(week + WEEK_MS).toISOString(),
+        ]);
+        await manager.query(
+          `INSERT INTO reporting.rollup_quarter AS t (agent_id, traffic, bucket, ${COUNTERS.join(', ')})
+           SELECT agent_id, traffic, date_bin('15 minutes', bucket, timestamptz '2000-01-01 00:00:00+00'),
+                  ${COUNTERS.map((c) => `sum(${c})`).join(', ')}
+             FROM reporting."${name}"
+            GROUP BY 1, 2, 3
+           HAVING ${COUNTERS.map((c) => `sum(${c}) <> 0`).join(' OR ')}
+           ON CONFLICT (agent_id, traffic, bucket) DO UPDATE SET ${COUNTERS.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}`,
+        );
+        // Waits for the readers of rollup_minute (a publication's snapshot); ingestion of new minutes queues meanwhile.
+        await manager.query(`SET LOCAL lock_timeout = '60s'`);
+        await manager.query(`DROP TABLE reporting."${name}"`);
+      });
+      weeksCoarsened.inc();
+      coarsened.push(name);
+    }
+    return coarsened;
+  }
+
+  /**
+   * Splits a batch's sorted minute deltas between rollup_minute and rollup_quarter, inside the
+   * writing transaction and before it writes either. Deltas well inside the minute window (the
+   * live traffic) go to minutes without a query: no coarsening can reach them. Otherwise the
+   * bound is read under the shared lock, held to commit; a delta before it goes to its quarter
+   * (merged per quarter, in the same sorted order).
+   */
+  async routeMinuteRows(manager: EntityManager, rows: RollupRow[]): Promise<{ minute: RollupRow[]; quarter: RollupRow[] }> {
+    const safeFrom = this.clock() - this.minuteWindowDays * DAY_MS + ROUTING_MARGIN_MS;
+    if (rows.every((row) => row.bucketMs >= safeFrom)) return { minute: rows, quarter: [] };
+    await manager.query(`SELECT pg_advisory_xact_lock_shared(${MINUTE_WINDOW_LOCK})`);
+    const [{ from_ms }] = await manager.query(`SELECT extract(epoch FROM minute_from) * 1000 AS from_ms FROM reporting.rollup_minute_window`);
+    const bound = Number(from_ms);
+    const minute: RollupRow[] = [];
+    const quarter: RollupRow[] = [];
+    for (const row of rows) {
+      if (row.bucketMs >= bound) {
+        minute.push(row);
+        continue;
+      }
+      const bucketMs = Math.floor(row.bucketMs / QUARTER_MS) * QUARTER_MS;
+      const last = quarter[quarter.length - 1];
+      if (last && last.agentId === row.agentId && last.traffic === row.traffic && last.bucketMs === bucketMs) {
+        for (const name of COUNTERS) last.counters[name] += row.counters[name];
+      } else {
+        quarter.push({ agentId: row.agentId, traffic: row.traffic, bucketMs, counters: { ...row.counters } });
+      }
+    }
+    return { minute, quarter };
+  }
+
+  private readonly knownQuarterWeeks = new Set<number>();
+
+  /** Makes the quarter partitions of these weeks (under ensure_partitions' lock, so replicas can do it together). */
+  private async ensureQuarterWeeks(weeks: number[]): Promise<void> {
+    const missing = weeks.filter((week) => !this.knownQuarterWeeks.has(week)).sort((a, b) => a - b);
+    if (missing.length === 0) return;
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('reporting.ensure_partitions'))`);
+      for (const week of missing) {
+        const name = `rollup_quarter_w${new Date(week).toISOString().slice(0, 10).replaceAll('-', '')}`;
+        const [{ present }] = await manager.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [`reporting.${name}`]);
+        if (!present) {
+          await manager.query(
+            `CREATE TABLE reporting."${name}" PARTITION OF reporting.rollup_quarter
+               FOR VALUES FROM ('${new Date(week).toISOString()}') TO ('${new Date(week + WEEK_MS).toISOString()}')`,
+          );
+        }
+      }
+    });
+    for (const week of missing) this.knownQuarterWeeks.add(week);
+  }
+
+  private async partitionsOf(parents: readonly string[]): Promise<{ parent: string; name: string; week: number }[]> {
+    const rows: { parent: string; name: string }[] = await this.dataSource.query(
+      `SELECT p.relname AS parent, c.relname AS name
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+        WHERE p.relnamespace = 'reporting'::regnamespace AND p.relname = ANY($1::text[])
+        ORDER BY c.relname`,
+      [parents],
+    );
+    return rows.flatMap(({ parent, name }) => {
+      const week = partitionWeek(parent, name);
+      return week === null ? [] : [{ parent, name, week }];
+    });
   }
 
   private async ensureWeeks(weeks: number[], always: boolean): Promise<number> {

@@ -165,6 +165,9 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
     await runner.startTransaction('REPEATABLE READ');
     try {
       await runner.query('SET TRANSACTION READ ONLY');
+      // Before the snapshot is taken (LOCK takes none): a coarsening either committed before it or waits for this read to
+      // end, so the minute and quarter rows read are one state, never a dropped week missing from both.
+      await runner.query('LOCK TABLE ONLY reporting.rollup_minute, reporting.rollup_quarter IN ACCESS SHARE MODE');
       const snapshots = await this.builder.build(scopes, processedThrough, producedAt, runner.manager);
       const series = await this.seriesBuilder.build(seriesScopes, processedThrough, producedAt, runner.manager);
       await runner.commitTransaction();

@@ -3,6 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { COUNTER_NAMES, zeroCounters, type Counters } from '../rules/counting.js';
 import { decomposePeriod } from '../rules/rollup-ranges.js';
 import type { Period } from '../rules/periods.js';
+import { coarsenedParts, minuteRollupsFrom, sumState, type StateSegment } from './coarsened-rollups.js';
 
 export interface ScopeKey {
   agentId: string;
@@ -11,7 +12,7 @@ export interface ScopeKey {
 
 export const scopeKey = (agentId: string, traffic: string) => `${agentId}\u0000${traffic}`;
 
-type Grain = 'day' | 'hour' | 'minute';
+type Grain = 'day' | 'hour' | 'quarter' | 'minute';
 
 /** One scan of a rollup table: buckets below `to`, summed once per distinct lower bound. */
 export interface RollupScan {
@@ -32,6 +33,13 @@ const TIME_KEY = (d: Date | null) => (d === null ? '-' : String(d.getTime()));
  * periods that end at the same bucket share one scan of their table, with one FILTERed sum per
  * lower bound, so a publication reads the day table once for 1d, 7d, 30d, 90d and all together.
  * Every scan is a single bucket range, so it is an index range condition, never a filter.
+ *
+ * Minutes older than the minute window are kept as quarter-hours (StoragePartitions.coarsen):
+ * the minute ranges before the bound `rollup_minute_window.minute_from` are read from
+ * rollup_quarter, and an edge that is not on a quarter-hour from the per-recommendation state
+ * (coarsened-rollups.ts). The bound is read in the caller's snapshot, so the caller must lock
+ * rollup_minute before its snapshot begins (PublicationService.readOneSnapshot) for a coarsening
+ * not to drop a week between the two.
  */
 // Raw SQL (hot path): generated range scans with FILTERed sums, which a query builder cannot express.
 @Injectable()
@@ -49,7 +57,18 @@ export class RollupQueryRepository {
       return sums;
     });
     if (scopes.length === 0) return results;
-    for (const scan of RollupQueryRepository.buildScans(periods, scopes)) {
+    const bound = await minuteRollupsFrom(manager);
+    const state = RollupQueryRepository.stateSegments(periods, bound);
+    if (state.length > 0) {
+      const sums = await sumState(state, scopes, manager);
+      state.forEach((segment, i) => {
+        for (const [key, counters] of sums[i]) {
+          const target = results[segment.period].get(key);
+          if (target) for (const name of COUNTER_NAMES) target[name] += segment.sign * counters[name];
+        }
+      });
+    }
+    for (const scan of RollupQueryRepository.buildScans(periods, scopes, bound)) {
       const rows: Record<string, string | null>[] = await manager.query(scan.sql, scan.parameters);
       for (const row of rows) {
         const key = scopeKey(row.agent_id!, row.traffic!);
@@ -68,8 +87,17 @@ export class RollupQueryRepository {
     return (await this.sumForPeriods([period], scopes, manager))[0];
   }
 
-  /** The scans of a set of periods; public for the benchmark's EXPLAIN. */
-  static buildScans(periods: Period[], scopes: ScopeKey[]): RollupScan[] {
+  /** The part-quarters of the periods answered from the state (before the bound, off a quarter-hour). */
+  static stateSegments(periods: Period[], bound: number): (StateSegment & { period: number })[] {
+    return periods.flatMap((period, index) =>
+      decomposePeriod(period).minutes.flatMap((range) =>
+        coarsenedParts(range.from!.getTime(), range.to.getTime(), bound).state.map((segment) => ({ ...segment, period: index })),
+      ),
+    );
+  }
+
+  /** The scans of a set of periods (bound: where minute rows start, see minuteRollupsFrom); public for the benchmark's EXPLAIN. */
+  static buildScans(periods: Period[], scopes: ScopeKey[], bound = Number.NEGATIVE_INFINITY): RollupScan[] {
     const groups = new Map<string, { grain: Grain; to: Date; bounds: Map<string, { from: Date | null; periods: number[] }> }>();
     periods.forEach((period, index) => {
       const buckets = decomposePeriod(period);
@@ -83,7 +111,12 @@ export class RollupQueryRepository {
       };
       for (const range of buckets.days) add('day', range.from, range.to);
       for (const range of buckets.hours) add('hour', range.from, range.to);
-      for (const range of buckets.minutes) add('minute', range.from, range.to);
+      for (const range of buckets.minutes) {
+        add('minute', range.from, range.to);
+        for (const quarters of coarsenedParts(range.from!.getTime(), range.to.getTime(), bound).quarters) {
+          add('quarter', new Date(quarters.from), new Date(quarters.to));
+        }
+      }
     });
 
     return [...groups.values()].map((group) => {

@@ -5,9 +5,10 @@ import { counter } from '#libs/observability';
 import { decomposePeriod } from '../rules/rollup-ranges.js';
 import type { SeriesBucketBounds } from '../rules/series-buckets.js';
 import { scopeKey, type ScopeKey } from './rollup-query.repository.js';
+import { coarsenedParts, minuteRollupsFrom, sumState, type StateSegment } from './coarsened-rollups.js';
 
-type Grain = 'day' | 'hour' | 'minute';
-const GRAINS: readonly Grain[] = ['day', 'hour', 'minute'];
+type Grain = 'day' | 'hour' | 'quarter' | 'minute';
+const GRAINS: readonly Grain[] = ['day', 'hour', 'quarter', 'minute'];
 
 const rollupRowsRead = counter('weave_series_rollup_rows_total', 'Rollup rows summed into report series buckets, by table', ['grain']);
 
@@ -30,7 +31,9 @@ const NONZERO = SERIES_FIGURES.map((name) => `r.${name} <> 0`).join(' OR ');
  * minute rows a day rather than 1,440 minutes. The ranges of every bucket, and the scopes that
  * share these buckets, go to PostgreSQL as arrays: one statement per rollup table, each range an
  * index range scan of the table's primary key (a range may come back as several rows of one
- * bucket: the minutes at both ends of a day are two ranges).
+ * bucket: the minutes at both ends of a day are two ranges). Minutes before the minute window's
+ * bound are read as quarter-hours, and a part-quarter from the state, as the reports do
+ * (RollupQueryRepository, coarsened-rollups.ts).
  */
 // Raw SQL (publication hot path): ranges × scopes joined to the rollup tables through unnest arrays.
 @Injectable()
@@ -41,7 +44,18 @@ export class SeriesQueryRepository {
     for (const scope of scopes) sums.set(scopeKey(scope.agentId, scope.traffic), buckets.map(zeroFigures));
     let rowsRead = 0;
     if (scopes.length === 0 || buckets.length === 0) return { sums, rowsRead };
-    for (const scan of SeriesQueryRepository.buildScans(buckets, scopes)) {
+    const bound = await minuteRollupsFrom(manager);
+    const state = SeriesQueryRepository.stateSegments(buckets, bound);
+    if (state.length > 0) {
+      const stateSums = await sumState(state, scopes, manager);
+      state.forEach((segment, i) => {
+        for (const [key, counters] of stateSums[i]) {
+          const figures = sums.get(key)?.[segment.bucket];
+          if (figures) for (const name of SERIES_FIGURES) figures[name] += segment.sign * counters[name];
+        }
+      });
+    }
+    for (const scan of SeriesQueryRepository.buildScans(buckets, scopes, bound)) {
       const rows: Record<string, string>[] = await manager.query(scan.sql, scan.parameters);
       let read = 0;
       for (const row of rows) {
@@ -55,11 +69,21 @@ export class SeriesQueryRepository {
     return { sums, rowsRead };
   }
 
-  /** The statements of one set of buckets; public for the benchmark's EXPLAIN. */
-  static buildScans(buckets: SeriesBucketBounds[], scopes: ScopeKey[]): SeriesScan[] {
+  /** The part-quarters of the buckets answered from the state (before the bound, off a quarter-hour). */
+  static stateSegments(buckets: SeriesBucketBounds[], bound: number): (StateSegment & { bucket: number })[] {
+    return buckets.flatMap((bucket, index) =>
+      decomposePeriod({ start: bucket.start, end: bucket.end }).minutes.flatMap((range) =>
+        coarsenedParts(range.from!.getTime(), range.to.getTime(), bound).state.map((segment) => ({ ...segment, bucket: index })),
+      ),
+    );
+  }
+
+  /** The statements of one set of buckets (bound: where minute rows start); public for the benchmark's EXPLAIN. */
+  static buildScans(buckets: SeriesBucketBounds[], scopes: ScopeKey[], bound = Number.NEGATIVE_INFINITY): SeriesScan[] {
     const ranges: Record<Grain, { index: number[]; from: string[]; to: string[] }> = {
       day: { index: [], from: [], to: [] },
       hour: { index: [], from: [], to: [] },
+      quarter: { index: [], from: [], to: [] },
       minute: { index: [], from: [], to: [] },
     };
     buckets.forEach((bucket, index) => {
@@ -72,7 +96,12 @@ export class SeriesQueryRepository {
       };
       for (const range of parts.days) add('day', range.from, range.to);
       for (const range of parts.hours) add('hour', range.from, range.to);
-      for (const range of parts.minutes) add('minute', range.from, range.to);
+      for (const range of parts.minutes) {
+        add('minute', range.from, range.to);
+        for (const quarters of coarsenedParts(range.from!.getTime(), range.to.getTime(), bound).quarters) {
+          add('quarter', new Date(quarters.from), new Date(quarters.to));
+        }
+      }
     });
     const agents = scopes.map((s) => s.agentId);
     const traffics = scopes.map((s) => s.traffic);
@@ -97,19 +126,31 @@ export class SeriesQueryRepository {
   /**
    * The first minute before `end` in which a scope has anything counted (one of the five figures
    * not zero), per scope: where an `all` series starts. Each is the first qualifying row of the
-   * scope's minute rollups in key order, so the scan usually stops at the first row.
+   * scope's minute rollups in key order, so the scan usually stops at the first row. Before the
+   * minute window it is the first such quarter-hour's start, which lies in the same local day
+   * (local midnights are on quarter-hours). One difference remains: a quarter whose minutes'
+   * earnings cancel out exactly, with nothing else counted in it, no longer counts; the series
+   * then starts at a later day, and only buckets whose five figures are all zero are left out.
    */
   async firstCountedMinutes(scopes: ScopeKey[], end: Date, manager: EntityManager): Promise<Map<string, Date>> {
     if (scopes.length === 0) return new Map();
-    const rows: { agent_id: string; traffic: string; bucket: Date }[] = await manager.query(
-      `SELECT s.agent_id, s.traffic, f.bucket
-         FROM unnest($1::text[], $2::text[]) AS s(agent_id, traffic)
-        CROSS JOIN LATERAL (
-          SELECT r.bucket FROM reporting.rollup_minute r
-           WHERE r.agent_id = s.agent_id AND r.traffic = s.traffic AND r.bucket < $3::timestamptz AND (${NONZERO})
-           ORDER BY r.bucket LIMIT 1) f`,
-      [scopes.map((s) => s.agentId), scopes.map((s) => s.traffic), end.toISOString()],
-    );
-    return new Map(rows.map((r) => [scopeKey(r.agent_id, r.traffic), r.bucket]));
+    const first = new Map<string, Date>();
+    for (const table of ['rollup_quarter', 'rollup_minute']) {
+      const rows: { agent_id: string; traffic: string; bucket: Date }[] = await manager.query(
+        `SELECT s.agent_id, s.traffic, f.bucket
+           FROM unnest($1::text[], $2::text[]) AS s(agent_id, traffic)
+          CROSS JOIN LATERAL (
+            SELECT r.bucket FROM reporting.${table} r
+             WHERE r.agent_id = s.agent_id AND r.traffic = s.traffic AND r.bucket < $3::timestamptz AND (${NONZERO})
+             ORDER BY r.bucket LIMIT 1) f`,
+        [scopes.map((s) => s.agentId), scopes.map((s) => s.traffic), end.toISOString()],
+      );
+      for (const row of rows) {
+        const key = scopeKey(row.agent_id, row.traffic);
+        const known = first.get(key);
+        if (!known || row.bucket < known) first.set(key, row.bucket);
+      }
+    }
+    return first;
   }
 }
