@@ -1,10 +1,23 @@
-import type { IdentityChangedMessage, IdentityRepository, KeyMode, PlatformStatus } from '#libs/identity';
+import type { IdentityChangedMessage, KeyMode } from '#libs/identity-core';
+import type { KeyAuditEntry, PlatformRecord, PlatformStatus } from '#libs/identity';
 
 export interface CommandOutcome {
   /** The one JSON object printed on stdout. */
   output: Record<string, unknown>;
   /** What to announce on `identity.v1.changed`; none for a command that changes nothing. */
   change?: IdentityChangedMessage;
+}
+
+/**
+ * The identity writes the commands make: the CLI's IdentityStore (plain pg, identity-store.ts),
+ * or IdentityRepository (TypeORM, libs/identity) for a caller that has one.
+ */
+export interface IdentityWrites {
+  createPlatform(agentId: string, ownerUid?: string): Promise<PlatformRecord>;
+  setStatus(agentId: string, status: PlatformStatus): Promise<PlatformRecord>;
+  createKey(agentId: string, mode: KeyMode): Promise<{ key_id: string; api_key: string; mode: KeyMode }>;
+  revokeKey(keyId: string): Promise<{ key_id: string; agent_id: string }>;
+  keyAudit(agentId: string): Promise<KeyAuditEntry[]>;
 }
 
 /** The platform and key commands (identity-commands.ts parses them). */
@@ -16,7 +29,7 @@ export type IdentityCommand =
   | { kind: 'key.audit'; agentId: string };
 
 /** Runs one command against the identity schema. IdentityError propagates to the caller. */
-export async function runOpsCommand(command: IdentityCommand, identity: IdentityRepository): Promise<CommandOutcome> {
+export async function runOpsCommand(command: IdentityCommand, identity: IdentityWrites): Promise<CommandOutcome> {
   switch (command.kind) {
     case 'platform.create': {
       const platform = await identity.createPlatform(command.agentId, command.ownerUid);

@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { IdentityChangedMessage, IdentityRepository } from '#libs/identity';
+import type { IdentityChangedMessage } from '#libs/identity-core';
+import type { IdentityWrites } from './commands.js';
 import type { NatsClient } from '#libs/nats';
 import type { OpsEnv } from './config/ops.env.js';
 import type { OpsContext } from './definition.js';
@@ -24,12 +25,12 @@ export class ProcessContext implements OpsContext {
   ) {}
 
   env(): Promise<OpsEnv> {
-    this.envPromise ??= Promise.all([import('#libs/config'), import('./config/ops.env.js')]).then(([{ loadEnv }, { OpsEnv }]) => loadEnv(OpsEnv));
+    this.envPromise ??= import('./config/ops-settings.js').then(({ readOpsEnv }) => readOpsEnv());
     return this.envPromise;
   }
 
   async databaseUrl(): Promise<string> {
-    const [env, { databaseUrl }] = await Promise.all([this.env(), import('#libs/config')]);
+    const [env, { databaseUrl }] = await Promise.all([this.env(), import('#libs/connections')]);
     return databaseUrl(env);
   }
 
@@ -45,26 +46,15 @@ export class ProcessContext implements OpsContext {
     return entry.value as Promise<T>;
   }
 
-  identity(): Promise<IdentityRepository> {
+  identity(): Promise<IdentityWrites> {
     return this.resource(
       'identity',
       async () => {
-        const [url, { IdentityRepository, createIdentityDataSource }, { initializeDatabase }] = await Promise.all([
-          this.databaseUrl(),
-          import('#libs/identity'),
-          import('#libs/database'),
-        ]);
-        const dataSource = createIdentityDataSource(url, 2, 'ops');
-        try {
-          await initializeDatabase(dataSource);
-        } catch (error) {
-          if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
-          throw error;
-        }
-        return { repository: new IdentityRepository(dataSource), dataSource };
+        const [url, { IdentityStore }] = await Promise.all([this.databaseUrl(), import('./identity-store.js')]);
+        return IdentityStore.open(url);
       },
-      ({ dataSource }) => dataSource.destroy(),
-    ).then(({ repository }) => repository);
+      (store) => store.close(),
+    );
   }
 
   nats(): Promise<NatsClient> {
@@ -74,8 +64,8 @@ export class ProcessContext implements OpsContext {
         const [env, { NatsClient, ensureStreams }, { natsServers, natsTls }, { opsNatsIdentity }] = await Promise.all([
           this.env(),
           import('#libs/nats'),
-          import('#libs/config'),
-          import('./config/ops.env.js'),
+          import('#libs/connections'),
+          import('./config/ops-nats-identity.js'),
         ]);
         const nats = await NatsClient.connect({ servers: natsServers(env.NATS_URL), name: 'ops', identity: opsNatsIdentity(env), tls: natsTls(env) });
         try {
@@ -102,7 +92,7 @@ export class ProcessContext implements OpsContext {
           if (!this.flushEach && !this.natsUnreachable) await this.flush(connection, timeout).catch((error) => this.announceFailed(error));
           await connection.close();
         }),
-        import('#libs/identity'),
+        import('#libs/identity-core'),
       ]);
       nc.publish(IDENTITY_CHANGED_SUBJECT, encodeIdentityChanged(change));
       if (this.flushEach) await this.flush(nc, timeout);
@@ -130,9 +120,9 @@ export class ProcessContext implements OpsContext {
   private async connectPlain(env: OpsEnv): Promise<NatsConnection> {
     const [{ connect }, { natsServers, natsTls }, { natsAuthOptions }, { opsNatsIdentity }] = await Promise.all([
       import('@nats-io/transport-node'),
-      import('#libs/config'),
+      import('#libs/connections'),
       import('#libs/nats-auth'),
-      import('./config/ops.env.js'),
+      import('./config/ops-nats-identity.js'),
     ]);
     return connect({
       servers: natsServers(env.NATS_URL),

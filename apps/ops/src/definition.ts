@@ -1,4 +1,5 @@
-import type { IdentityChangedMessage, IdentityRepository } from '#libs/identity';
+import type { IdentityChangedMessage } from '#libs/identity-core';
+import type { IdentityWrites } from './commands.js';
 import type { NatsClient } from '#libs/nats';
 import type { OpsEnv } from './config/ops.env.js';
 
@@ -45,8 +46,8 @@ export interface ParsedCommand {
 /**
  * What a command may use. Everything is opened on first use and kept for the rest of the
  * process, so that `ops batch` connects once for a thousand commands and a single command
- * loads only the libraries it needs (TypeORM for the identity schema, the JetStream client for
- * dead letters, neither for `--help`).
+ * loads only the libraries it needs (the pg client for the identity schema, the JetStream client
+ * for dead letters, neither for `--help`).
  */
 export interface OpsContext {
   /** The CLI's settings (the services' variables); throws ConfigError when one is invalid. */
@@ -54,7 +55,7 @@ export interface OpsContext {
   /** DATABASE_URL with the TLS settings applied (DATABASE_SSL_MODE, DATABASE_SSL_ROOT_CERT). */
   databaseUrl(): Promise<string>;
   /** The identity schema, its migrations run. */
-  identity(): Promise<IdentityRepository>;
+  identity(): Promise<IdentityWrites>;
   /** A JetStream client with the streams ensured. */
   nats(): Promise<NatsClient>;
   /** Best effort: tells the gateways that a platform or key changed (a warning when NATS cannot be reached). */

@@ -1,10 +1,11 @@
-import type { KeyMode, PlatformStatus } from '#libs/identity';
+import type { KeyMode } from '#libs/identity-core';
+import type { PlatformStatus } from '#libs/identity';
 import { UsageError, defineCommand, OpsFailure, type OpsContext } from './definition.js';
 import type { IdentityCommand } from './commands.js';
 
 /** Runs a platform or key command on the identity schema and announces what it changed. */
 async function runIdentityCommand(command: IdentityCommand, context: OpsContext): Promise<Record<string, unknown>> {
-  const [{ IdentityError }, { runOpsCommand }] = await Promise.all([import('#libs/identity'), import('./commands.js')]);
+  const [{ IdentityError }, { runOpsCommand }] = await Promise.all([import('#libs/identity-core'), import('./commands.js')]);
   try {
     const outcome = await runOpsCommand(command, await context.identity());
     if (outcome.change) await context.announce(outcome.change);

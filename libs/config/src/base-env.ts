@@ -130,23 +130,7 @@ export class ServiceEnv extends ServerEnv {
   HEAP_GROWING_PERCENT = 20;
 }
 
-export function natsServers(url: string): string[] {
-  return url.split(',').map((s) => s.trim()).filter(Boolean);
-}
-
-/** How a process authenticates to NATS: a user and password, a creds file, or nothing (anonymous). */
-export interface NatsIdentity {
-  user?: string;
-  pass?: string;
-  credsFile?: string;
-}
-
-/** The NATS identity of ServerEnv's NATS_USER / NATS_PASSWORD / NATS_CREDS (undefined: anonymous). */
-export function natsIdentity(env: Pick<ServerEnv, 'NATS_USER' | 'NATS_PASSWORD' | 'NATS_CREDS'>): NatsIdentity | undefined {
-  if (env.NATS_CREDS) return { credsFile: env.NATS_CREDS };
-  if (env.NATS_USER) return { user: env.NATS_USER, pass: env.NATS_PASSWORD };
-  return undefined;
-}
+export { natsIdentity, natsServers, type NatsIdentity } from '#libs/connections';
 
 /** The retention of the JetStream streams that ServerEnv asks for (libs/nats ensureStreams). */
 export function streamRetention(env: Pick<ServerEnv, 'EVENTS_MAX_AGE_DAYS' | 'DEAD_LETTERS_MAX_AGE_DAYS'>): {

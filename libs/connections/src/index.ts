@@ -6,3 +6,4 @@
  */
 export { describeConnectionError, isAuthorizationError, isConnectionRefused } from './connection-errors.js';
 export { redactUrl } from './redact-url.js';
+export { databaseUrl, isReadableFile, natsIdentity, natsServers, natsTls, type NatsIdentity, type NatsTls } from './connection-settings.js';

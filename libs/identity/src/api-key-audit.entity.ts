@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import type { KeyMode } from './api-key.js';
+import type { KeyMode } from '#libs/identity-core';
 import { IDENTITY_SCHEMA } from './platform.entity.js';
 
 export const KEY_AUDIT_ACTIONS = ['created', 'revoked'] as const;

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
-import type { KeyMode } from './api-key.js';
+import type { KeyMode } from '#libs/identity-core';
 import { IDENTITY_SCHEMA, PlatformEntity } from './platform.entity.js';
 
 /**

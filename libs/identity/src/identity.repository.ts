@@ -9,38 +9,18 @@ import {
   keyNameProblem,
   lastFour,
   parseApiKey,
+  IdentityError,
+  invalidMode,
+  keyNotFound,
+  ownerConflict,
+  platformNotFound,
+  requireAgentId,
+  requireOwnerUid,
   type KeyMode,
-} from './api-key.js';
+} from '#libs/identity-core';
 import { ApiKeyAuditEntity, type KeyActor, type KeyAuditAction } from './api-key-audit.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { PlatformEntity, type PlatformStatus } from './platform.entity.js';
-
-export type IdentityErrorCode = 'invalid_argument' | 'platform_not_found' | 'key_not_found' | 'owner_conflict' | 'key_limit_reached';
-
-/** A failure the caller can act on (the ops CLI prints its message and exits non-zero). */
-export class IdentityError extends Error {
-  constructor(
-    readonly code: IdentityErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'IdentityError';
-  }
-}
-
-// Agent ids travel in NATS payloads, logs and report rows: keep them to a plain, bounded shape
-// (the reporting contract caps agent_id at 200 characters).
-const AGENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
-// Owner uids are the `sub` of an ID token: any string of 1–255 characters without controls.
-const OWNER_UID_PATTERN = /^[^\u0000-\u001f\u007f]{1,255}$/;
-
-export function isValidAgentId(agentId: string): boolean {
-  return AGENT_ID_PATTERN.test(agentId);
-}
-
-export function isValidOwnerUid(ownerUid: string): boolean {
-  return OWNER_UID_PATTERN.test(ownerUid) && ownerUid.trim() === ownerUid;
-}
 
 export interface PlatformRecord {
   agent_id: string;
@@ -121,24 +101,11 @@ export interface ActiveKey {
 const UNIQUE_VIOLATION = '23505';
 const OPS: KeyActor = { kind: 'ops' };
 
-function requireAgentId(agentId: string): void {
-  if (!isValidAgentId(agentId)) {
-    throw new IdentityError(
-      'invalid_argument',
-      'agent id must be 1-200 characters of letters, digits, "_", ".", ":" or "-", starting with a letter or digit',
-    );
-  }
-}
-
 /** The columns of a platform that callers see. */
 const PLATFORM_RECORD: FindOptionsSelect<PlatformEntity> = { agent_id: true, owner_uid: true, status: true };
 
 function platformRecord(platform: PlatformEntity): PlatformRecord {
   return { agent_id: platform.agent_id, owner_uid: platform.owner_uid, status: platform.status };
-}
-
-function platformNotFound(agentId: string): IdentityError {
-  return new IdentityError('platform_not_found', `no platform with agent id ${agentId}`);
 }
 
 /**
@@ -164,9 +131,7 @@ export class IdentityRepository {
    */
   async createPlatform(agentId: string, ownerUid?: string | null): Promise<PlatformRecord & { created: boolean }> {
     requireAgentId(agentId);
-    if (ownerUid !== undefined && ownerUid !== null && !isValidOwnerUid(ownerUid)) {
-      throw new IdentityError('invalid_argument', 'owner uid must be 1-255 characters without control characters or surrounding spaces');
-    }
+    requireOwnerUid(ownerUid);
     return this.dataSource.transaction(async (manager) => {
       const platforms = manager.getRepository(PlatformEntity);
       // ON CONFLICT DO NOTHING: two creations of one platform at once both succeed.
@@ -185,7 +150,7 @@ export class IdentityRepository {
           await platforms.update({ agent_id: agentId }, { owner_uid: ownerUid, updated_at: () => 'now()' });
           platform.owner_uid = ownerUid;
         } else if (platform.owner_uid !== ownerUid) {
-          throw new IdentityError('owner_conflict', `platform ${agentId} already has a different owner uid`);
+          throw ownerConflict(agentId);
         }
       }
       return { ...platformRecord(platform), created };
@@ -219,7 +184,7 @@ export class IdentityRepository {
    */
   async createKey(agentId: string, mode: KeyMode, options: CreateKeyOptions = {}): Promise<CreatedKey> {
     requireAgentId(agentId);
-    if (!KEY_MODES.includes(mode)) throw new IdentityError('invalid_argument', 'mode must be live or test');
+    if (!KEY_MODES.includes(mode)) throw invalidMode();
     const name = options.name ?? null;
     if (name !== null) {
       const problem = keyNameProblem(name);
@@ -267,7 +232,7 @@ export class IdentityRepository {
    * platform is key_not_found, as an unknown one.
    */
   async revokeKey(keyId: string, options: RevokeKeyOptions = {}): Promise<RevokedKey> {
-    const notFound = () => new IdentityError('key_not_found', `no API key with key id ${keyId}`);
+    const notFound = () => keyNotFound(keyId);
     if (!isValidKeyId(keyId)) throw notFound();
     const where = { key_id: keyId, ...(options.agentId !== undefined ? { agent_id: options.agentId } : {}) };
     return this.dataSource.transaction(async (manager) => {

@@ -19,7 +19,7 @@ export {
   type BearerFailure,
   type BearerResult,
   type KeyMode,
-} from './api-key.js';
+} from '#libs/identity-core';
 export { ApiKeyEntity } from './api-key.entity.js';
 export { GatewayOutboxEntity } from './gateway-outbox.entity.js';
 export { GeneratedSecretEntity } from './generated-secret.entity.js';
@@ -28,15 +28,12 @@ export { GeneratedSecretRepository } from './generated-secret.repository.js';
 export { ApiKeyAuditEntity, KEY_AUDIT_ACTIONS, type KeyActor, type KeyAuditAction } from './api-key-audit.entity.js';
 export { PlatformEntity, PLATFORM_STATUSES, type PlatformStatus } from './platform.entity.js';
 export { createIdentityDataSource, IDENTITY_SCHEMA } from './identity.data-source.js';
+export { IdentityError, isValidAgentId, isValidOwnerUid, type IdentityErrorCode } from '#libs/identity-core';
 export {
-  IdentityError,
   IdentityRepository,
-  isValidAgentId,
-  isValidOwnerUid,
   type ActiveKey,
   type CreateKeyOptions,
   type CreatedKey,
-  type IdentityErrorCode,
   type KeyAuditEntry,
   type KeyRecord,
   type KeyUse,
@@ -44,4 +41,4 @@ export {
   type RevokeKeyOptions,
   type RevokedKey,
 } from './identity.repository.js';
-export { IDENTITY_CHANGED_SUBJECT, encodeIdentityChanged, decodeIdentityChanged, type IdentityChangedMessage } from './identity-changed.js';
+export { IDENTITY_CHANGED_SUBJECT, encodeIdentityChanged, decodeIdentityChanged, type IdentityChangedMessage } from '#libs/identity-core';

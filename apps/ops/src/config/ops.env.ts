@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { ServerEnv, natsIdentity, type NatsIdentity } from '#libs/config';
+import { ServerEnv } from '#libs/config';
 
 /**
  * Configuration of the ops CLI: the same variables as the services (DESIGN §3 "same env as
@@ -18,7 +18,4 @@ export class OpsEnv extends ServerEnv {
   NATS_PASSWORD_OPS?: string;
 }
 
-/** The CLI's NATS identity: NATS_USER / NATS_CREDS when set, else `ops` with NATS_PASSWORD_OPS, else anonymous. */
-export function opsNatsIdentity(env: OpsEnv): NatsIdentity | undefined {
-  return natsIdentity(env) ?? (env.NATS_PASSWORD_OPS ? { user: 'ops', pass: env.NATS_PASSWORD_OPS } : undefined);
-}
+export { opsNatsIdentity } from './ops-nats-identity.js';

@@ -1,0 +1,51 @@
+// Jest's test sequencer for this repository: the slowest files start first, so that with two
+// workers no long file starts last and runs alone while the other worker idles.
+//
+// Jest orders by the durations of the previous run, kept in its cache; a clean clone (CI) has no
+// cache, and Jest then orders by file size, which here says little (a 100-line file that starts
+// the whole stack outlasts a 400-line one of pure HTTP checks). So the durations of the files
+// known to be slow (seconds, on an idle 2-core machine) stand in for a missing cache entry.
+// Files neither cached nor listed come after, largest first, as Jest would order them.
+import { relative } from 'node:path';
+import Sequencer from '@jest/test-sequencer';
+
+/** Seconds a file takes alone on an idle 2-core machine (jest --verbose); the slow ones only. */
+export const KNOWN_DURATIONS = {
+  // integration (npm run test:integration)
+  'test/integration/launcher.spec.ts': 178,
+  'test/e2e/secured-stack.spec.ts': 173,
+  'test/integration/projection-property.spec.ts': 111,
+  'test/integration/ops-npm-script.spec.ts': 40,
+  'test/integration/ops-dead-letters.spec.ts': 35,
+  'test/integration/ops-cli.spec.ts': 30,
+  // faults (npm run test:faults)
+  'test/faults/recommendations-kill.spec.ts': 80,
+};
+
+const ROOT = process.cwd();
+
+export default class SlowFirstSequencer extends (Sequencer.default ?? Sequencer) {
+  sort(tests) {
+    const sizes = new Map();
+    const size = (test) => {
+      if (!sizes.has(test.path)) sizes.set(test.path, test.context.hasteFS.getSize(test.path) ?? 0);
+      return sizes.get(test.path);
+    };
+    const known = (test) => {
+      const cached = this.time(test);
+      if (cached != null) return cached;
+      const listed = KNOWN_DURATIONS[relative(ROOT, test.path).split('\\').join('/')];
+      return listed === undefined ? undefined : listed * 1000;
+    };
+    for (const test of tests) test.duration = known(test);
+    return [...tests].sort((a, b) => {
+      const failedA = this.hasFailed(a);
+      const failedB = this.hasFailed(b);
+      // A file that failed last time first: the quickest answer while fixing it.
+      if (failedA !== failedB) return failedA ? -1 : 1;
+      if ((a.duration != null) !== (b.duration != null)) return a.duration != null ? -1 : 1;
+      if (a.duration != null && b.duration != null) return b.duration - a.duration;
+      return size(b) - size(a);
+    });
+  }
+}
