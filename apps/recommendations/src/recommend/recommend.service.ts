@@ -17,7 +17,24 @@ const OUT_OF_TIME: RpcError = {
   code: 'unavailable',
   message: 'no answer within the latency budget; retry the request (the same session and message ids are safe to repeat)',
 };
-const outOfTime = () => new RpcException(OUT_OF_TIME);
+/**
+ * One exception, thrown for every answer out of time, built once without a stack: under
+ * overload every request may end here, and capturing a stack each time is CPU the answers
+ * that can still make it need. The error filter only reads its RpcError.
+ */
+const OUT_OF_TIME_EXCEPTION = (() => {
+  const depth = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new RpcException(OUT_OF_TIME);
+  } finally {
+    Error.stackTraceLimit = depth;
+  }
+})();
+const outOfTime = () => OUT_OF_TIME_EXCEPTION;
+
+/** At most one "over budget" warning per this many milliseconds, counting the answers late since the previous one. */
+export const OVER_BUDGET_LOG_INTERVAL_MS = 10_000;
 
 /**
  * Ranks the catalog for a question and records the answer once per (platform, traffic,
@@ -38,6 +55,8 @@ export class RecommendService {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
+  private overBudget = { count: 0, loggedAt: 0 };
+
   async recommend(request: RecommendRequest): Promise<RecommendResult> {
     const deadline = Date.now() + answerDeadlineMs(effectiveBudgetMs(request.latency_budget_ms));
     let timer: NodeJS.Timeout | undefined;
@@ -48,14 +67,24 @@ export class RecommendService {
       const recommendations = await Promise.race([this.answer(request, deadline), late]);
       return { request_id: request.request_id, query: request.query, recommendations };
     } catch (error) {
-      if (error instanceof RpcException && error.getError() === OUT_OF_TIME) {
-        answers.inc({ outcome: 'unavailable' });
-        this.logger.warn({ agent_id: request.agent_id, requestId: request.request_id, budget_ms: request.latency_budget_ms }, 'recommendation over budget');
-      }
+      if (error === OUT_OF_TIME_EXCEPTION) this.noteOverBudget(request);
       throw error;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Counts an answer out of time (metric), and warns once per interval with how many there were (the first one at once). */
+  private noteOverBudget(request: RecommendRequest): void {
+    answers.inc({ outcome: 'unavailable' });
+    this.overBudget.count++;
+    const now = Date.now();
+    if (now - this.overBudget.loggedAt < OVER_BUDGET_LOG_INTERVAL_MS) return;
+    this.logger.warn(
+      { over_budget: this.overBudget.count, agent_id: request.agent_id, requestId: request.request_id, budget_ms: request.latency_budget_ms },
+      'recommendations over budget (count since the previous warning; the last one identified)',
+    );
+    this.overBudget = { count: 0, loggedAt: now };
   }
 
   private async answer(request: RecommendRequest, deadline: number): Promise<RankedRecommendation[]> {
