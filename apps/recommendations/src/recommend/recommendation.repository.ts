@@ -73,14 +73,24 @@ const SCHEMA = RECOMMENDATIONS_SCHEMA;
 /** The columns of a recorded recommendation that an answer shows, in `view`'s order. */
 const ANSWER_COLUMNS = 'recommendation_id, ad_id, product_id, product_title, weave_summary, tail_summary, creative_input, landing_url, score, created_at';
 
-/** A quoted SQL literal (pg's escaping, the one libpq applies); a NUL cannot be carried by a statement. */
+/**
+ * A quoted SQL literal, as pg's escapeLiteral (libpq's escaping) writes it: quotes doubled, and
+ * backslashes doubled in an E'' string. Native string searches rather than its loop over each
+ * character, which cost about a millisecond per answer on the JSON arrays of the recording.
+ */
+export function quoteLiteral(value: string): string {
+  const quoted = value.includes("'") ? value.replaceAll("'", "''") : value;
+  return quoted.includes('\\') ? ` E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
+/** A quoted SQL literal; a NUL cannot be carried by a statement. */
 function literal(value: string, field: string): string {
   if (value.includes('\u0000')) throw new UnstorableText(field);
-  return pg.escapeLiteral(value);
+  return quoteLiteral(value);
 }
 
 /** Search text: a NUL separates words like a space does (to_tsvector sees no word in it). */
-const searchText = (value: string) => pg.escapeLiteral(value.includes('\u0000') ? value.replaceAll('\u0000', ' ') : value);
+const searchText = (value: string) => quoteLiteral(value.includes('\u0000') ? value.replaceAll('\u0000', ' ') : value);
 
 function keyCondition(key: AnswerKey): string {
   return (
@@ -103,7 +113,7 @@ function recordAnswer(key: AnswerKey, requestId: string, createdAt: string, reco
     literal(key.session_id, 'session_id'),
     literal(key.message_id, 'message_id'),
   ];
-  const at = `${pg.escapeLiteral(createdAt)}::timestamptz`;
+  const at = `${quoteLiteral(createdAt)}::timestamptz`;
   return `WITH request AS (
     INSERT INTO ${SCHEMA}.recommendation_request (agent_id, traffic, session_id, message_id, request_id, created_at)
     VALUES (${agent}, ${traffic}, ${session}, ${message}, ${literal(requestId, 'request_id')}, ${at})
