@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { LOGGER } from '#libs/bootstrap';
 import { RECOMMENDATIONS_SCHEMA, RecommendationOutboxEntity } from '#libs/catalog';
@@ -8,7 +9,7 @@ import { NatsClient, OutboxRelay, type OutboxEvent } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 
 /** How long the relay gathers the events of answers committed meanwhile before publishing them together. */
-export const RELAY_GATHER_MS = 5;
+export const RELAY_GATHER_MS = 20;
 /** At most this many events per gathered batch (one DELETE of their rows). */
 const RELAY_BATCH_EVENTS = 300;
 
@@ -21,10 +22,10 @@ export class GeneratedEventsOutbox extends OutboxRepository<RecommendationEventD
     super(dataSource.getRepository(RecommendationOutboxEntity), 500);
   }
 
-  /** One statement of fixed text for a whole batch (no query builder on the hot path). */
+  /** One statement of fixed text for a whole batch, on the DataSource's pg pool (no query builder or runner on the hot path). */
   override async markPublished(eventIds: string[]): Promise<void> {
     if (eventIds.length === 0) return;
-    await this.dataSource.query(DELETE_PUBLISHED, [eventIds]);
+    await (this.dataSource.driver as unknown as { master: pg.Pool }).master.query(DELETE_PUBLISHED, [eventIds]);
   }
 }
 
