@@ -183,9 +183,29 @@ export class RecommendationRepository {
     return this.pool;
   }
 
+  /**
+   * One simple-protocol message on a pooled connection. A statement's error (a search over
+   * time: query_canceled) leaves the connection usable (the message's implicit transaction
+   * ended with it), so the connection goes back to the pool; `pool.query` would close it, and
+   * under overload every late search would cost a new connection.
+   */
+  private async send<R extends pg.QueryResultRow>(text: string): Promise<pg.QueryResult<R>[]> {
+    const client = await this.db.connect();
+    let broken: Error | undefined;
+    try {
+      const result = (await client.query<R>(text)) as unknown as pg.QueryResult<R> | pg.QueryResult<R>[];
+      return Array.isArray(result) ? result : [result];
+    } catch (error) {
+      if (!(error instanceof pg.DatabaseError) || error.severity !== 'ERROR') broken = error as Error;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
   /** The answer recorded for a key, best first; empty when none was. */
   async findAnswer(key: AnswerKey): Promise<RankedRecommendation[]> {
-    const { rows } = await this.db.query<StoredRow>(`SELECT ${ANSWER_COLUMNS} FROM ${SCHEMA}.recommendation WHERE ${keyCondition(key)} ORDER BY rank`);
+    const [{ rows }] = await this.send<StoredRow>(`SELECT ${ANSWER_COLUMNS} FROM ${SCHEMA}.recommendation WHERE ${keyCondition(key)} ORDER BY rank`);
     return rows.map(view);
   }
 
@@ -200,9 +220,7 @@ export class RecommendationRepository {
     search: { query: string; context: string; contextWeight: number; limit: number },
     searchTimeoutMs: number,
   ): Promise<FirstLook> {
-    const results = (await this.db.query(
-      `SET LOCAL statement_timeout = ${timeout(searchTimeoutMs)}; SET LOCAL jit = off; ${replayOrSearch(key, search)}`,
-    )) as unknown as pg.QueryResult<FirstLookRow>[];
+    const results = await this.send<FirstLookRow>(`SET LOCAL statement_timeout = ${timeout(searchTimeoutMs)}; SET LOCAL jit = off; ${replayOrSearch(key, search)}`);
     const rows = results[2].rows;
     if (rows.length > 0 && rows[0].recorded) return { kind: 'replay', recommendations: rows.map(view) };
     return {
@@ -261,9 +279,7 @@ export class RecommendationRepository {
       };
     });
     const statement = recordAnswer(key, requestId, createdAt.toISOString(), JSON.stringify(rows), JSON.stringify(events));
-    const results = (await this.db.query(`SET LOCAL statement_timeout = ${timeout(RECORD_TIMEOUT_MS)}; ${statement}`)) as unknown as pg.QueryResult<{
-      recorded: number;
-    }>[];
+    const results = await this.send<{ recorded: number }>(`SET LOCAL statement_timeout = ${timeout(RECORD_TIMEOUT_MS)}; ${statement}`);
     if (results[1].rows[0].recorded === 0) return { kind: 'lost_race' };
     return { kind: 'recorded', recommendations, events };
   }
