@@ -21,7 +21,8 @@
  *   npm run bench:recommend
  *   BENCH_CATALOG_SIZES=10000,100000,1000000 CONNECTIONS=50 DURATION=20 are the defaults;
  *   BENCH_SAMPLE=0 skips the 24-ad rows, BENCH_LOAD=0 measures relevance only, BENCH_RELEVANCE=0 load only;
- *   BENCH_CPU_PROF=<dir> writes CPU profiles of the gateway and the recommendations service.
+ *   BENCH_CPU_PROF=<dir> writes CPU profiles of the gateway and the recommendations service;
+ *   BENCH_BUDGET_MS=5000 asks every request with that latency budget (CPU of answers, not of 503s, on a loaded machine).
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -31,12 +32,12 @@ import pg from 'pg';
 import type { EntityManager } from 'typeorm';
 import { RECOMMEND_DEFAULT_LATENCY_BUDGET_MS, RECOMMEND_MAX_LATENCY_BUDGET_MS, RECOMMEND_MAX_RESULTS } from '#libs/contracts';
 import { AdSearchRepository } from '../apps/recommendations/src/ranking/ad-search.repository.js';
-import { REDIS_URL, freePort, newTestDatabase, startNats, type TestDatabase } from '../test/support/index.js';
+import { POSTGRES_ADMIN_URL, REDIS_URL, freePort, newTestDatabase, startNats, type TestDatabase } from '../test/support/index.js';
 import { CATEGORY_NAMES, questionAbout, type LabelledQuestion } from './catalog-generator.js';
 import { prng } from '../test/support/prng.js';
 import { loadCatalog } from './catalog-load.js';
 import { autocannon, cpuOf, residentMemory, startChild, waitForHttp, type Child, type LoadFigures } from './harness.js';
-import { fmt, machine, percentile, setting } from './support.js';
+import { fmt, machine, percentile, processCpuSeconds, setting } from './support.js';
 
 const CONNECTIONS = setting('CONNECTIONS', 50);
 const SECONDS = setting('DURATION', 20);
@@ -45,6 +46,11 @@ const SIZES = (process.env.BENCH_CATALOG_SIZES ?? '10000,100000,1000000').split(
 const SAMPLE = process.env.BENCH_SAMPLE !== '0';
 const LOAD = process.env.BENCH_LOAD !== '0';
 const RELEVANCE = process.env.BENCH_RELEVANCE !== '0';
+/**
+ * BENCH_BUDGET_MS: the latency budget every request asks for (default: none sent, i.e. the default
+ * budget). A large one (5000) measures the CPU of answers rather than of 503s on a loaded machine.
+ */
+const BUDGET_MS = process.env.BENCH_BUDGET_MS ? Number(process.env.BENCH_BUDGET_MS) : undefined;
 /** BENCH_CPU_PROF=<dir>: the gateway and the recommendations service write V8 CPU profiles there when stopped. */
 const CPU_PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 const AGENT = 'agent_bench_recommend';
@@ -54,11 +60,18 @@ const RPS_TARGET: Record<number, number> = { 100000: 0.5, 1000000: 0.4 };
 const P99_TARGET = 2;
 const run = promisify(execFile);
 
+/**
+ * CPU per request of a measured load, in microseconds (from /proc): `cpuUs` of the Node processes
+ * (`perProcessUs` each, in the order given), `pgUs` of the PostgreSQL backends serving the
+ * load's database, `okCpuUs` Node CPU per 2xx answer; `load` the load average after it.
+ */
+type Measured = LoadFigures & { cpuUs: number; perProcessUs: number[]; pgUs: number; okCpuUs: number; load: number };
+
 interface Row {
   catalog: string;
   connections: number;
-  figures: LoadFigures & { cpuUs: number };
-  ceiling: LoadFigures & { cpuUs: number };
+  figures: Measured;
+  ceiling: Measured;
   rssMb?: number;
   relevance?: Relevance;
 }
@@ -79,7 +92,7 @@ async function recommendLoad(url: string, connections: number, seconds: number, 
     for (let tries = 0; seen.has(query) && tries < 5; tries++) query = questionAbout(rng, Math.floor(rng() * CATEGORY_NAMES.length));
     seen.add(query);
     n++;
-    return JSON.stringify({ session_id: `ses_bench_${process.pid}_${n}`, message_id: `msg_${n}`, query });
+    return JSON.stringify({ session_id: `ses_bench_${process.pid}_${n}`, message_id: `msg_${n}`, query, latency_budget_ms: BUDGET_MS });
   };
   const result = await autocannon({
     url,
@@ -105,16 +118,52 @@ async function recommendLoad(url: string, connections: number, seconds: number, 
   };
 }
 
+/** CPU seconds of each PostgreSQL backend connected to the database of `databaseUrl` (pg_stat_activity, /proc). */
+async function backendCpu(databaseUrl: string): Promise<Map<number, number>> {
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+    const cpu = new Map<number, number>();
+    for (const { pid } of rows) {
+      try {
+        cpu.set(pid, processCpuSeconds(pid));
+      } catch {
+        // The backend ended meanwhile.
+      }
+    }
+    return cpu;
+  } finally {
+    await admin.end();
+  }
+}
+
 /**
- * A warm-up, then the measured load; `cpuUs`: CPU microseconds per request the `measured`
- * processes spent (from /proc: what the machine's other load does not change, unlike req/s).
+ * A warm-up, then the measured load; CPU microseconds per request the `measured` processes and
+ * the PostgreSQL backends of `databaseUrl` spent (from /proc: what the machine's other load
+ * does not change, unlike req/s).
  */
-async function measure(url: string, connections: number, measured: Child[], headers: Record<string, string> = {}): Promise<LoadFigures & { cpuUs: number }> {
+async function measure(url: string, connections: number, measured: Child[], databaseUrl: string, headers: Record<string, string> = {}): Promise<Measured> {
   await recommendLoad(url, connections, WARMUP_SECONDS, headers);
-  const before = cpuOf(measured).reduce((a, b) => a + b, 0);
+  const before = cpuOf(measured);
+  const pgBefore = await backendCpu(databaseUrl);
   const figures = await recommendLoad(url, connections, SECONDS, headers);
-  const after = cpuOf(measured).reduce((a, b) => a + b, 0);
-  return { ...figures, cpuUs: ((after - before) * 1e6) / Math.max(1, figures.total) };
+  const after = cpuOf(measured);
+  const pgAfter = await backendCpu(databaseUrl);
+  let pgSeconds = 0;
+  for (const [pid, seconds] of pgAfter) pgSeconds += seconds - (pgBefore.get(pid) ?? 0);
+  const perRequest = (seconds: number, requests = figures.total) => (seconds * 1e6) / Math.max(1, requests);
+  const perProcessUs = after.map((seconds, i) => perRequest(seconds - before[i]));
+  const nodeSeconds = after.reduce((a, b) => a + b, 0) - before.reduce((a, b) => a + b, 0);
+  return {
+    ...figures,
+    cpuUs: perRequest(nodeSeconds),
+    perProcessUs,
+    pgUs: perRequest(pgSeconds),
+    okCpuUs: perRequest(nodeSeconds, figures.ok),
+    load: loadavg()[0],
+  };
 }
 
 /** The labelled set asked one question at a time (largest budget: quality, not speed). */
@@ -204,15 +253,22 @@ async function startStack(
 }
 
 const ms = (n: number) => `${fmt(n)} ms`;
+const us = (n: number) => `${fmt(n)} µs`;
+/** Node CPU per request (each process's share), PostgreSQL backends' CPU per request. */
+const cpu = (m: Measured) => `${us(m.cpuUs)} (${m.perProcessUs.map(fmt).join(' + ')}) + PG ${us(m.pgUs)}`;
 const line = (row: Row) => {
   const f = row.figures;
-  const ratio = f.rps / row.ceiling.rps;
-  const p99 = f.p99 / Math.max(1, row.ceiling.p99);
+  const c = row.ceiling;
+  const ratio = f.rps / c.rps;
+  const p99 = f.p99 / Math.max(1, c.p99);
   return (
     `| ${row.catalog} | ${row.connections} | ${fmt(f.rps)} | ${ms(f.p50)} | ${ms(f.p99)} | ${fmt(f.statuses?.['503'] ?? 0)} of ${fmt(f.total)} | ` +
-    `${fmt(row.ceiling.rps)} req/s, p99 ${ms(row.ceiling.p99)} | ${ratio.toFixed(2)} | ${p99.toFixed(2)}× | ${fmt(f.cpuUs)} µs vs ${fmt(row.ceiling.cpuUs)} µs | ${row.rssMb === undefined ? '' : `${fmt(row.rssMb)} MB`} |`
+    `${fmt(c.rps)} req/s, p99 ${ms(c.p99)} | ${ratio.toFixed(2)} | ${p99.toFixed(2)}× | ${cpu(f)} | ${us(f.okCpuUs)} | ${cpu(c)} | ` +
+    `${f.load.toFixed(1)} (ceiling ${c.load.toFixed(1)}) | ${row.rssMb === undefined ? '' : `${fmt(row.rssMb)} MB`} |`
   );
 };
+const HEADER =
+  '| catalog | connections | answers 2xx/s | p50 | p99 | 503 | ceiling (same run) | req/s ratio | p99 ratio | CPU per request: Node (recommendations + gateway) + PostgreSQL | Node CPU per 2xx | ceiling CPU per request: Node (responder + server) + PostgreSQL | load average | recommendations RSS |';
 
 async function main() {
   console.log(`machine: ${machine()}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at ${new Date().toISOString()}`);
@@ -229,11 +285,8 @@ async function main() {
     children.push(server);
     await waitForHttp(`http://127.0.0.1:${ceilingPort}/`, { status: 404, child: server });
     const ceilingUrl = `http://127.0.0.1:${ceilingPort}/ceiling/recommend`;
-    const ceilings = new Map<number, LoadFigures & { cpuUs: number }>();
-    const ceilingAt = async (connections: number) => {
-      if (!ceilings.has(connections)) ceilings.set(connections, await measure(ceilingUrl, connections, children));
-      return ceilings.get(connections)!;
-    };
+    // Measured again right before each row: on a shared machine, the load changes between rows.
+    const ceilingAt = (connections: number) => measure(ceilingUrl, connections, children, ceilingDb.url);
 
     const catalogs: { name: string; size?: number; connections: number[] }[] = [
       ...(SAMPLE ? [{ name: '24 ads (the sample)', connections: [1, 20] }] : []),
@@ -266,11 +319,11 @@ async function main() {
           if (LOAD) {
             for (const connections of catalog.connections) {
               const ceiling = await ceilingAt(connections);
-              const figures = await measure(stack.url, connections, stack.children, stack.headers);
+              const figures = await measure(stack.url, connections, stack.children, db.url, stack.headers);
               const rss = (await residentMemory(stack.recommendations)).rss / 2 ** 20;
               const row = { catalog: catalog.name, connections, figures, ceiling, rssMb: rss, relevance: relevanceFigures };
               rows.push(row);
-              console.log(`${line(row)}   (load average ${loadavg()[0].toFixed(1)})`);
+              console.log(line(row));
             }
           } else if (relevanceFigures) {
             rows.push({ catalog: catalog.name, connections: 0, figures: undefined as never, ceiling: undefined as never, relevance: relevanceFigures });
@@ -290,12 +343,12 @@ async function main() {
 
   console.log('');
   console.log(
-    `POST /agent/recommend, new question, session and message per request, default budget (${RECOMMEND_DEFAULT_LATENCY_BUDGET_MS} ms), ${SECONDS} s per load after ${WARMUP_SECONDS} s warm-up; ` +
+    `POST /agent/recommend, new question, session and message per request, budget ${BUDGET_MS !== undefined ? `${BUDGET_MS} ms` : `default (${RECOMMEND_DEFAULT_LATENCY_BUDGET_MS} ms)`}, ${SECONDS} s per load after ${WARMUP_SECONDS} s warm-up; ` +
       `gateway → NATS → recommendations (child processes from dist, LOG_LEVEL=warn); ceiling beside each row at the same connections:`,
   );
   if (LOAD) {
-    console.log('| catalog | connections | answers 2xx/s | p50 | p99 | 503 | ceiling (same run) | req/s ratio | p99 ratio | CPU per request (Node processes) | recommendations RSS |');
-    console.log('| - | - | - | - | - | - | - | - | - | - | - |');
+    console.log(HEADER);
+    console.log(HEADER.replace(/[^|]+/g, ' - '));
     for (const row of rows) console.log(line(row));
   }
   for (const row of rows.filter((r) => r.relevance)) {

@@ -30,20 +30,17 @@ const CONFIG = `'${CATALOG_TEXT_SEARCH_CONFIG}'::regconfig`;
  *    the CANDIDATES_RESCORED best go on;
  * 4. those ads' strength, exactly, from their own search_vector over all the words; best first,
  *    ties by ad_id.
+ *
+ * Each argument is an SQL expression: a bound parameter, or a literal quoted by the caller.
  */
-@Injectable()
-export class AdSearchRepository {
-  async search(manager: EntityManager, input: { query: string; context: string; contextWeight: number; limit: number }): Promise<AdCandidate[]> {
-    // Raw SQL: the hot path of every recommendation, one statement of tsvector functions, LATERAL
-    // index scans with LIMIT and aggregates; a query builder would only wrap these same SQL strings.
-    const rows: (Omit<AdCandidate, 'strength'> & { strength: number | string })[] = await manager.query(
-      `WITH parsed AS (
-         SELECT to_tsvector(${CONFIG}, $1::text) AS q, to_tsvector(${CONFIG}, $2::text) AS c
+export function searchStatement(sql: { query: string; context: string; contextWeight: string; limit: string }): string {
+  return `WITH parsed AS (
+         SELECT to_tsvector(${CONFIG}, ${sql.query}::text) AS q, to_tsvector(${CONFIG}, ${sql.context}::text) AS c
        ), words AS (
          SELECT lexeme, sum(f) AS f FROM (
            SELECT unnest(tsvector_to_array(p.q)) AS lexeme, 1 / sqrt(greatest(length(p.q), 1)) AS f FROM parsed p
            UNION ALL
-           SELECT unnest(tsvector_to_array(p.c)), $3::float8 / sqrt(greatest(length(p.c), 1)) FROM parsed p
+           SELECT unnest(tsvector_to_array(p.c)), ${sql.contextWeight}::float8 / sqrt(greatest(length(p.c), 1)) FROM parsed p
          ) w
          WHERE f > 0
          GROUP BY lexeme
@@ -73,9 +70,26 @@ export class AdSearchRepository {
          JOIN recommendations.ads a ON a.ad_id = cd.ad_id
         WHERE a.active
         ORDER BY strength DESC, a.ad_id
-        LIMIT $4`,
-      [input.query, input.context, input.contextWeight, input.limit],
-    );
+        LIMIT ${sql.limit}`;
+}
+
+const SEARCH = searchStatement({ query: '$1', context: '$2', contextWeight: '$3', limit: '$4' });
+
+/**
+ * The search as one statement of bound parameters (what the bench times alone); the service
+ * sends the same SQL folded with its replay lookup (RecommendationRepository.replayOrSearch).
+ */
+@Injectable()
+export class AdSearchRepository {
+  async search(manager: EntityManager, input: { query: string; context: string; contextWeight: number; limit: number }): Promise<AdCandidate[]> {
+    // Raw SQL: the hot path of every recommendation, one statement of tsvector functions, LATERAL
+    // index scans with LIMIT and aggregates; a query builder would only wrap these same SQL strings.
+    const rows: (Omit<AdCandidate, 'strength'> & { strength: number | string })[] = await manager.query(SEARCH, [
+      input.query,
+      input.context,
+      input.contextWeight,
+      input.limit,
+    ]);
     return rows.map((row) => ({ ...row, strength: Number(row.strength) }));
   }
 }

@@ -4,10 +4,9 @@ import { LOGGER } from '#libs/bootstrap';
 import { RECOMMEND_MAX_RESULTS, type RankedRecommendation, type RecommendRequest, type RecommendResult, type RpcError } from '#libs/contracts';
 import { counter, type Logger } from '#libs/observability';
 import { RecommendationsEnv } from '../config/recommendations.env.js';
-import { AdSearchRepository } from '../ranking/ad-search.repository.js';
 import { answerDeadlineMs, conversationContext, effectiveBudgetMs, relevanceScore, searchTimeoutMs } from '../ranking/relevance.js';
 import { GeneratedEventsRelay } from './generated-events.relay.js';
-import { RecommendationRepository, type AnswerKey } from './recommendation.repository.js';
+import { RecommendationRepository, UnstorableText, type AnswerKey, type AnswerOutcome } from './recommendation.repository.js';
 
 const answers = counter('weave_recommendations_answers_total', 'Answers to recommendations.v1.recommend', ['outcome']);
 
@@ -18,7 +17,24 @@ const OUT_OF_TIME: RpcError = {
   code: 'unavailable',
   message: 'no answer within the latency budget; retry the request (the same session and message ids are safe to repeat)',
 };
-const outOfTime = () => new RpcException(OUT_OF_TIME);
+/**
+ * One exception, thrown for every answer out of time, built once without a stack: under
+ * overload every request may end here, and capturing a stack each time is CPU the answers
+ * that can still make it need. The error filter only reads its RpcError.
+ */
+const OUT_OF_TIME_EXCEPTION = (() => {
+  const depth = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new RpcException(OUT_OF_TIME);
+  } finally {
+    Error.stackTraceLimit = depth;
+  }
+})();
+const outOfTime = () => OUT_OF_TIME_EXCEPTION;
+
+/** At most one "over budget" warning per this many milliseconds, counting the answers late since the previous one. */
+export const OVER_BUDGET_LOG_INTERVAL_MS = 10_000;
 
 /**
  * Ranks the catalog for a question and records the answer once per (platform, traffic,
@@ -34,11 +50,12 @@ const outOfTime = () => new RpcException(OUT_OF_TIME);
 export class RecommendService {
   constructor(
     private readonly env: RecommendationsEnv,
-    private readonly search: AdSearchRepository,
     private readonly records: RecommendationRepository,
     private readonly relay: GeneratedEventsRelay,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
+
+  private overBudget = { count: 0, loggedAt: 0 };
 
   async recommend(request: RecommendRequest): Promise<RecommendResult> {
     const deadline = Date.now() + answerDeadlineMs(effectiveBudgetMs(request.latency_budget_ms));
@@ -50,55 +67,70 @@ export class RecommendService {
       const recommendations = await Promise.race([this.answer(request, deadline), late]);
       return { request_id: request.request_id, query: request.query, recommendations };
     } catch (error) {
-      if (error instanceof RpcException && error.getError() === OUT_OF_TIME) {
-        answers.inc({ outcome: 'unavailable' });
-        this.logger.warn({ agent_id: request.agent_id, requestId: request.request_id, budget_ms: request.latency_budget_ms }, 'recommendation over budget');
-      }
+      if (error === OUT_OF_TIME_EXCEPTION) this.noteOverBudget(request);
       throw error;
     } finally {
       clearTimeout(timer);
     }
   }
 
+  /** Counts an answer out of time (metric), and warns once per interval with how many there were (the first one at once). */
+  private noteOverBudget(request: RecommendRequest): void {
+    answers.inc({ outcome: 'unavailable' });
+    this.overBudget.count++;
+    const now = Date.now();
+    if (now - this.overBudget.loggedAt < OVER_BUDGET_LOG_INTERVAL_MS) return;
+    this.logger.warn(
+      { over_budget: this.overBudget.count, agent_id: request.agent_id, requestId: request.request_id, budget_ms: request.latency_budget_ms },
+      'recommendations over budget (count since the previous warning; the last one identified)',
+    );
+    this.overBudget = { count: 0, loggedAt: now };
+  }
+
   private async answer(request: RecommendRequest, deadline: number): Promise<RankedRecommendation[]> {
     const key: AnswerKey = { agent_id: request.agent_id, traffic: request.traffic, session_id: request.session_id, message_id: request.message_id };
-    const recorded = await this.records.findAnswer(key);
-    if (recorded.length > 0) {
-      answers.inc({ outcome: 'replayed' });
-      return recorded;
-    }
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw outOfTime();
 
-    const context = conversationContext(request.messages, request.query);
-    let outcome;
+    let outcome: AnswerOutcome;
     try {
-      outcome = await this.records.answerOnce(key, { request_id: request.request_id, searchTimeoutMs: searchTimeoutMs(remaining) }, async (manager) => {
-        const candidates = await this.search.search(manager, {
+      const look = await this.records.replayOrSearch(
+        key,
+        {
           query: request.query,
-          context,
+          context: conversationContext(request.messages, request.query),
           contextWeight: this.env.RECOMMENDATIONS_CONTEXT_WEIGHT,
           limit: RECOMMEND_MAX_RESULTS,
-        });
-        return candidates.map((ad) => ({ ...ad, score: relevanceScore(ad.strength) })).filter((ad) => ad.score >= this.env.RECOMMENDATIONS_MIN_SCORE && ad.score > 0);
-      });
+        },
+        searchTimeoutMs(remaining),
+      );
+      if (look.kind === 'replay') {
+        answers.inc({ outcome: 'replayed' });
+        return look.recommendations;
+      }
+      const found = [];
+      for (const ad of look.candidates) {
+        const score = relevanceScore(ad.strength);
+        if (score >= this.env.RECOMMENDATIONS_MIN_SCORE && score > 0) found.push({ ...ad, score });
+      }
+      if (found.length === 0) {
+        answers.inc({ outcome: 'none' });
+        return [];
+      }
+      outcome = await this.records.record(key, request.request_id, found);
     } catch (error) {
       if ((error as { code?: string }).code === QUERY_CANCELED) throw outOfTime();
+      if (error instanceof UnstorableText) throw new RpcException({ code: 'invalid_request', message: error.message } satisfies RpcError);
       throw error;
     }
 
-    switch (outcome.kind) {
-      case 'none':
-        answers.inc({ outcome: 'none' });
-        return [];
-      case 'lost_race':
-        answers.inc({ outcome: 'replayed' });
-        return this.records.findAnswer(key);
-      case 'recorded':
-        answers.inc({ outcome: 'found' });
-        // Committed: answer now; the relay publishes in the background and retries from the outbox.
-        this.relay.publishSoon(outcome.events);
-        return outcome.recommendations;
+    if (outcome.kind === 'lost_race') {
+      answers.inc({ outcome: 'replayed' });
+      return this.records.findAnswer(key);
     }
+    answers.inc({ outcome: 'found' });
+    // Committed: answer now; the relay publishes in the background and retries from the outbox.
+    this.relay.publishSoon(outcome.events);
+    return outcome.recommendations;
   }
 }
