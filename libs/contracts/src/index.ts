@@ -17,3 +17,4 @@ export * from './payouts-requests.fast-check.js';
 export * from './payouts-replies.js';
 export * from './recommendations.dto.js';
 export * from './recommendations.validation.js';
+export * from './breakdown.dto.js';
