@@ -61,6 +61,10 @@ test('the top ads and products are what the breakdown API answers, sortable with
   const { owner } = system();
   const errors = watchForErrors(page);
   await signIn(page, owner, '#/reporting?traffic=live&range=7d&granularity=day');
+  // The page of its own, reached from the navigation with the reporting page's range and traffic.
+  await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Top ads and products' }).click();
+  await expect(page).toHaveURL(/#\/reporting\/top\?traffic=live&range=7d$/);
+  await expect(page.getByRole('heading', { level: 1, name: 'Top ads and products' })).toBeVisible();
   const ads = await readyTable(page, 'ad');
   await readyTable(page, 'product');
 

@@ -4,7 +4,9 @@ import { ResourceView } from '../components/resource-view.js';
 import { useServices } from '../components/services.js';
 import { formatCount, formatMoney } from '../format/micros.js';
 import { formatInstant } from '../format/time.js';
-import type { TimeRange, Traffic } from '../routing/routes.js';
+import { PageHeading } from '../components/page-heading.js';
+import { TIME_RANGES, type Route, type TimeRange, type Traffic } from '../routing/routes.js';
+import { navigate } from '../routing/use-route.js';
 import { useResource } from '../state/use-resource.js';
 import { RANGE_LABELS, STATUS_LABELS } from './reporting-labels.js';
 
@@ -27,17 +29,47 @@ const NAMES: Record<By, { title: string; one: string; many: string }> = {
   product: { title: 'Top products', one: 'Product', many: 'products' },
 };
 
-/** "Top ads" and "Top products" (DESIGN §9) of the chosen range and traffic. */
-export function BreakdownSection({ range, traffic, refresh }: { range: TimeRange; traffic: Traffic; refresh: number }) {
+type TopRoute = Extract<Route, { page: 'top' }>;
+
+/** The page of "Top ads" and "Top products" (DESIGN §9) for the chosen range and traffic. */
+export function TopPage({ route }: { route: TopRoute }) {
+  const [refresh, setRefresh] = useState(0);
   return (
-    <section aria-labelledby="breakdown-heading">
-      <h2 id="breakdown-heading">Top ads and products, {RANGE_LABELS[range].toLowerCase()}</h2>
-      <p className="hint">
-        A recommendation counts under the ad and product it was generated for; until that is known it counts as unattributed.
-      </p>
-      <BreakdownTable by="ad" range={range} traffic={traffic} refresh={refresh} />
-      <BreakdownTable by="product" range={range} traffic={traffic} refresh={refresh} />
-    </section>
+    <>
+      <PageHeading title="Top ads and products">Top ads and products</PageHeading>
+      <fieldset className="switch">
+        <legend>Traffic</legend>
+        {(['live', 'test'] as Traffic[]).map((traffic) => (
+          <label key={traffic}>
+            <input type="radio" name="traffic" value={traffic} checked={route.traffic === traffic} onChange={() => navigate({ ...route, traffic })} />
+            {traffic === 'live' ? 'Live traffic (live keys)' : 'Test traffic (test keys)'}
+          </label>
+        ))}
+      </fieldset>
+      <section aria-labelledby="breakdown-heading">
+        <div className="section-head">
+          <h2 id="breakdown-heading">{RANGE_LABELS[route.range]}</h2>
+          <button type="button" className="secondary" onClick={() => setRefresh((n) => n + 1)}>
+            Refresh
+          </button>
+        </div>
+        <div className="controls">
+          <label>
+            Range
+            <select value={route.range} onChange={(event) => navigate({ ...route, range: event.target.value as TimeRange })}>
+              {TIME_RANGES.map((range) => (
+                <option key={range} value={range}>
+                  {RANGE_LABELS[range]}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+        <p className="hint">A recommendation counts under the ad and product it was generated for; until that is known it counts as unattributed.</p>
+        <BreakdownTable by="ad" range={route.range} traffic={route.traffic} refresh={refresh} />
+        <BreakdownTable by="product" range={route.range} traffic={route.traffic} refresh={refresh} />
+      </section>
+    </>
   );
 }
 

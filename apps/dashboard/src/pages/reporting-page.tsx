@@ -1,7 +1,6 @@
 import { lazy, Suspense, useState } from 'react';
 import type { Report, ReportSeries } from '../api/types.js';
 import { EarningsAreNotBalancesNote } from '../components/notes.js';
-import { BreakdownSection } from './breakdown-tables.js';
 import { PageHeading } from '../components/page-heading.js';
 import { ResourceView } from '../components/resource-view.js';
 import { useServices } from '../components/services.js';
@@ -100,8 +99,6 @@ export function ReportingPage({ route }: { route: ReportingRoute }) {
         </div>
         <SeriesView route={route} refresh={refresh} />
       </section>
-
-      <BreakdownSection range={route.range} traffic={route.traffic} refresh={refresh} />
     </>
   );
 }
