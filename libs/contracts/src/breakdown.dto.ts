@@ -1,5 +1,7 @@
 import { IsIn, IsInt, Max, Min } from 'class-validator';
-import { ReportRequestDto, type PreparingReport, type TimeRange } from './reporting.dto.js';
+import { FastCheck } from './fast-check.js';
+import { TRAFFICS } from './recommendation-event.dto.js';
+import { ReportRequestDto, TIME_RANGES, type PreparingReport, type TimeRange } from './reporting.dto.js';
 import type { SeriesFigures } from './series.dto.js';
 
 /** What a breakdown splits the Report by (DESIGN §9). */
@@ -14,11 +16,35 @@ export const DEFAULT_BREAKDOWN_SORT: BreakdownSort = 'earnings_micros';
 export const BREAKDOWN_MAX_LIMIT = 100;
 export const DEFAULT_BREAKDOWN_LIMIT = 20;
 
+const BREAKDOWN_REQUEST_KEYS = ['agent_id', 'traffic', 'time_range', 'by', 'limit', 'sort'];
+
+/** The hot-path pre-check of BreakdownRequestDto (accepts only what class-validator accepts, unknown fields refused). */
+export function passesBreakdownRequestFastCheck(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  const keys = Object.keys(v);
+  return (
+    keys.length === BREAKDOWN_REQUEST_KEYS.length &&
+    keys.every((key) => BREAKDOWN_REQUEST_KEYS.includes(key)) &&
+    typeof v.agent_id === 'string' &&
+    v.agent_id.length >= 1 &&
+    v.agent_id.length <= 200 &&
+    (TRAFFICS as readonly unknown[]).includes(v.traffic) &&
+    (TIME_RANGES as readonly unknown[]).includes(v.time_range) &&
+    (BREAKDOWN_BYS as readonly unknown[]).includes(v.by) &&
+    Number.isSafeInteger(v.limit) &&
+    (v.limit as number) >= 1 &&
+    (v.limit as number) <= BREAKDOWN_MAX_LIMIT &&
+    (BREAKDOWN_SORTS as readonly unknown[]).includes(v.sort)
+  );
+}
+
 /**
  * Request of `reporting.v1.breakdown.get`: the report's scope (ReportRequestDto's fields and
  * rules), the dimension, and which rows to list; the gateway has authenticated the caller and
  * chosen the traffic.
  */
+@FastCheck(passesBreakdownRequestFastCheck)
 export class BreakdownRequestDto extends ReportRequestDto {
   @IsIn(BREAKDOWN_BYS)
   by: BreakdownBy;
