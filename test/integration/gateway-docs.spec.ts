@@ -80,7 +80,7 @@ describe('GET /docs/openapi.json', () => {
       if (Number(status) >= 400) expect({ status, examples: Object.keys(content['application/problem+json']?.examples ?? {}).length > 0 }).toEqual({ status, examples: true });
       else if (status !== '204') expect({ status, example: Object.values(content).every((c) => c.example !== undefined || c.examples !== undefined) }).toEqual({ status, example: true });
     }
-    if (path.endsWith('/series')) expect(Object.keys(operation.responses['200'].content!).sort()).toEqual(['application/json', 'text/csv']);
+    if (path.endsWith('/series') || path.endsWith('/breakdown')) expect(Object.keys(operation.responses['200'].content!).sort()).toEqual(['application/json', 'text/csv']);
   });
 
   it('leaves out health, metrics and the documentation itself', () => {
@@ -92,11 +92,13 @@ describe('GET /docs/openapi.json', () => {
       '/agent-payouts/me/statements',
       '/agent-payouts/me/statements/{statement_id}',
       '/agent/dashboard/reporting',
+      '/agent/dashboard/reporting/breakdown',
       '/agent/dashboard/reporting/series',
       '/agent/keys',
       '/agent/keys/{key_id}',
       '/agent/recommend',
       '/agent/reporting',
+      '/agent/reporting/breakdown',
       '/agent/reporting/series',
       '/agent/update-onboarding',
       '/track/click',

@@ -78,6 +78,7 @@ const CODE_SUBJECTS: Record<string, string | null> = {
   [BroadcastSubjects.payoutsChanged]: 'PayoutsChangedMessage',
   [RpcSubjects.reportGet]: 'ReportRequestDto',
   [RpcSubjects.seriesGet]: 'SeriesRequestDto',
+  [RpcSubjects.breakdownGet]: 'BreakdownRequestDto',
   [RpcSubjects.timezoneGet]: 'TimezoneGetRequestDto',
   [RpcSubjects.timezoneSet]: 'TimezoneSetRequestDto',
   [RpcSubjects.payoutsBalanceGet]: 'PayoutsAgentRequestDto',

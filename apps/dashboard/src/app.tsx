@@ -8,6 +8,7 @@ import { KeysPage } from './pages/keys-page.js';
 import { NotFoundPage } from './pages/not-found-page.js';
 import { HistoryPage, PayoutsOverviewPage, StatementPage, StatementsPage } from './pages/payouts-page.js';
 import { ReportingPage } from './pages/reporting-page.js';
+import { TopPage } from './pages/breakdown-tables.js';
 import { SignedOutPage } from './pages/signed-out-page.js';
 import { TimezonePage } from './pages/timezone-page.js';
 import { isPayoutRoute, type Route } from './routing/routes.js';
@@ -20,6 +21,8 @@ function Page({ route, roles }: { route: Route; roles: string[] }) {
   switch (route.page) {
     case 'reporting':
       return <ReportingPage route={route} />;
+    case 'top':
+      return <TopPage route={route} />;
     case 'timezone':
       return <TimezonePage />;
     case 'keys':

@@ -18,3 +18,4 @@ export * from './payouts-replies.js';
 export * from './recommendations.dto.js';
 export * from './recommendations.validation.js';
 export * from './recommendations.fast-check.js';
+export * from './breakdown.dto.js';

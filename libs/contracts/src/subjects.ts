@@ -49,6 +49,7 @@ export const SettingsSubjects = {
 export const RpcSubjects = {
   reportGet: 'reporting.v1.report.get',
   seriesGet: 'reporting.v1.series.get',
+  breakdownGet: 'reporting.v1.breakdown.get',
   timezoneGet: 'timezone.v1.get',
   timezoneSet: 'timezone.v1.set',
   payoutsBalanceGet: 'payouts.v1.balance.get',

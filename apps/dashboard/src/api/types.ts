@@ -13,6 +13,7 @@ export type {
   PayoutTransfer,
   PreparingReport,
   Report,
+  ReportBreakdown,
   ReportSeries,
   SeriesBucket,
 } from '#libs/contracts';

@@ -16,6 +16,11 @@ export function Shell({ route, children }: { route: Route; children: ReactNode }
   const hasPayouts = session.roles.includes(PAYOUTS_ROLE);
   const items: { label: string; to: Route; active: boolean }[] = [
     { label: 'Reporting', to: route.page === 'reporting' ? route : DEFAULT_ROUTE, active: route.page === 'reporting' },
+    {
+      label: 'Top ads and products',
+      to: route.page === 'top' ? route : { page: 'top', traffic: route.page === 'reporting' ? route.traffic : 'live', range: route.page === 'reporting' ? route.range : '30d' },
+      active: route.page === 'top',
+    },
     { label: 'Reporting timezone', to: { page: 'timezone' }, active: route.page === 'timezone' },
     { label: 'API keys', to: { page: 'keys' }, active: route.page === 'keys' },
     ...(hasPayouts ? [{ label: 'Payouts', to: { page: 'payouts' } as Route, active: isPayoutRoute(route) }] : []),

@@ -13,6 +13,7 @@ export type StatementStatus = (typeof STATEMENT_STATUSES)[number];
 
 export type Route =
   | { page: 'reporting'; traffic: Traffic; range: TimeRange; granularity: Granularity }
+  | { page: 'top'; traffic: Traffic; range: TimeRange }
   | { page: 'timezone' }
   | { page: 'keys' }
   | { page: 'payouts' }
@@ -55,6 +56,11 @@ export function parseRoute(hash: string): Route {
     const granularity = granularitiesFor(range).includes(granularityParam as Granularity) ? (granularityParam as Granularity) : defaultGranularity(range);
     return { page: 'reporting', traffic, range, granularity };
   }
+  if (first === 'reporting' && second === 'top' && segments.length === 2) {
+    const rangeParam = params.get('range');
+    const range: TimeRange = (TIME_RANGES as readonly string[]).includes(rangeParam ?? '') ? (rangeParam as TimeRange) : '30d';
+    return { page: 'top', traffic: params.get('traffic') === 'test' ? 'test' : 'live', range };
+  }
   if (first === 'timezone' && segments.length === 1) return { page: 'timezone' };
   if (first === 'keys' && segments.length === 1) return { page: 'keys' };
   if (first === 'payouts') {
@@ -78,6 +84,8 @@ export function formatRoute(route: Route): string {
   switch (route.page) {
     case 'reporting':
       return `#/reporting?${new URLSearchParams({ traffic: route.traffic, range: route.range, granularity: route.granularity })}`;
+    case 'top':
+      return `#/reporting/top?${new URLSearchParams({ traffic: route.traffic, range: route.range })}`;
     case 'timezone':
     case 'keys':
     case 'payouts':

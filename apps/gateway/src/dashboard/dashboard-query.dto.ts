@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn } from 'class-validator';
 import { TRAFFICS, shownValue, type Traffic } from '#libs/contracts';
+import { BreakdownQueryDto } from '../reporting/breakdown-query.dto.js';
 import { ReportQueryDto } from '../reporting/report-query.dto.js';
 import { SeriesQueryDto } from '../reporting/series-query.dto.js';
 
@@ -27,6 +28,12 @@ export class OwnerReportQueryDto extends ReportQueryDto {
 
 /** The query of GET /agent/dashboard/reporting/series: time_range, granularity, format and traffic. */
 export class OwnerSeriesQueryDto extends SeriesQueryDto {
+  @TrafficParameter()
+  traffic: Traffic = 'live';
+}
+
+/** The query of GET /agent/dashboard/reporting/breakdown: time_range, by, limit, sort, format and traffic. */
+export class OwnerBreakdownQueryDto extends BreakdownQueryDto {
   @TrafficParameter()
   traffic: Traffic = 'live';
 }

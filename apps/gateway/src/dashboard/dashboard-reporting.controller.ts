@@ -3,10 +3,11 @@ import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { RequestId } from '../http/request-id.decorator.js';
 import { IdTokenRoute } from '../auth/authenticated-route.decorator.js';
 import { Owner, type OwnerPrincipal } from '../auth/id-token.guard.js';
+import { BreakdownResponses } from '../reporting/breakdown-responses.js';
 import { ReportResponses, SeriesResponses } from '../reporting/reporting-responses.js';
 import { ReportReply, SeriesReply } from '../reporting/reporting-reply.interceptor.js';
 import { ReportingService, type SeriesCsvFile } from '../reporting/reporting.service.js';
-import { OwnerReportQueryDto, OwnerSeriesQueryDto } from './dashboard-query.dto.js';
+import { OwnerBreakdownQueryDto, OwnerReportQueryDto, OwnerSeriesQueryDto } from './dashboard-query.dto.js';
 
 /**
  * The owner's reporting (DESIGN §7): GET /agent/dashboard/reporting and
@@ -49,5 +50,21 @@ export class DashboardReportingController {
   getSeries(@Owner() owner: OwnerPrincipal, @Query() query: OwnerSeriesQueryDto, @RequestId() requestId: string): Promise<Buffer | SeriesCsvFile> {
     const scope = { agent_id: owner.agent_id, traffic: query.traffic, time_range: query.time_range, granularity: query.granularity };
     return this.reporting.series(scope, query.format, requestId);
+  }
+
+  @Get('breakdown')
+  @IdTokenRoute()
+  @ApiOperation({
+    operationId: 'getOwnerReportBreakdown',
+    summary: 'The report of the signed-in owner\'s platform by ad or product',
+    description:
+      'Exactly what GET /agent/reporting/breakdown answers for a key of the chosen traffic (live by default), as JSON or as CSV (format=csv). ' +
+      'Checks run in this order: ID token (401), account (403), query (422).',
+  })
+  @ApiProduces('application/json', 'text/csv')
+  @BreakdownResponses('time_range, by, limit, sort, format, traffic', { traffic: true })
+  @SeriesReply()
+  getBreakdown(@Owner() owner: OwnerPrincipal, @Query() query: OwnerBreakdownQueryDto, @RequestId() requestId: string): Promise<Buffer | SeriesCsvFile> {
+    return this.reporting.breakdown({ agent_id: owner.agent_id, traffic: query.traffic }, query, requestId);
   }
 }

@@ -18,16 +18,16 @@ const { unavailable: UNAVAILABLE } = DOWNSTREAM.reporting;
 const RETRY_AFTER_DOC = (seconds: number) => ({
   'Retry-After': { description: 'Seconds to wait before requesting again.', schema: { type: 'integer', example: seconds } },
 });
-const NO_STORE_DOC = { 'Cache-Control': { description: 'Reports are private and change every minute.', schema: { type: 'string', example: 'private, no-store' } } };
+export const NO_STORE_DOC = { 'Cache-Control': { description: 'Reports are private and change every minute.', schema: { type: 'string', example: 'private, no-store' } } };
 
-const PREPARING = ApiAcceptedResponse({
+export const PREPARING = ApiAcceptedResponse({
   description: `The first report of this platform, traffic and period is being prepared: wait Retry-After (${PREPARING_RETRY_AFTER_SECONDS} s) and request again. The body carries metadata only, no totals.`,
   type: PreparingReportDto,
   headers: { ...REQUEST_ID_HEADER_DOC, ...NO_STORE_DOC, ...RETRY_AFTER_DOC(PREPARING_RETRY_AFTER_SECONDS) },
   example: PREPARING_EXAMPLE,
 });
 
-const UNAVAILABLE_RESPONSE = ApiServiceUnavailableResponse(
+export const UNAVAILABLE_RESPONSE = ApiServiceUnavailableResponse(
   problemResponse(
     'Reporting (or authentication) is temporarily unavailable, or the instance is shutting down. Retry after Retry-After seconds.',
     {
@@ -38,14 +38,14 @@ const UNAVAILABLE_RESPONSE = ApiServiceUnavailableResponse(
   ),
 );
 
-const TRAFFIC_EXAMPLES = {
+export const TRAFFIC_EXAMPLES = {
   traffic: { summary: 'Unsupported traffic', value: problemExample('invalid-query', 'Unsupported traffic "prod": live or test.') },
 };
-const UNSUPPORTED_RANGE = {
+export const UNSUPPORTED_RANGE = {
   summary: 'Unsupported time_range',
   value: problemExample('invalid-query', `Unsupported time_range "2w". Allowed values of time_range: ${TIME_RANGES.join(', ')}.`),
 };
-const REPEATED = { summary: 'A repeated parameter', value: problemExample('invalid-query', 'time_range must be given at most once.') };
+export const REPEATED = { summary: 'A repeated parameter', value: problemExample('invalid-query', 'time_range must be given at most once.') };
 
 /** 200/202/422/503 of a report route; `traffic` when the caller chooses the traffic (the owner's route). */
 export function ReportResponses(parameters: string, options: { traffic?: boolean } = {}): MethodDecorator {

@@ -1,8 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
-import { RpcSubjects, defaultGranularity, type ReportRequestDto, type ReportSeries, type SeriesGranularity, type SeriesRequestDto, type TimeRange, type Traffic } from '#libs/contracts';
+import { RpcSubjects, defaultGranularity, type BreakdownRequestDto, type ReportBreakdown, type ReportRequestDto, type ReportSeries, type SeriesGranularity, type SeriesRequestDto, type TimeRange, type Traffic } from '#libs/contracts';
 import { RawJson } from '#libs/nats';
 import { DOWNSTREAM, replyBytes } from '../http/downstream-services.js';
+import { breakdownCsv, breakdownCsvFilename } from './breakdown-csv.js';
+import type { BreakdownQueryDto } from './breakdown-query.dto.js';
 import type { SeriesFormat } from './series-query.dto.js';
 import { seriesCsv, seriesCsvFilename } from './series-csv.js';
 import { SeriesReplyCache } from './series-reply-cache.js';
@@ -36,7 +38,7 @@ export class PreparingReport extends Error {
   }
 }
 
-/** A ready series as CSV: the attachment's file name and its text. */
+/** A ready series or breakdown as CSV: the attachment's file name and its text. */
 export class SeriesCsvFile {
   constructor(
     readonly filename: string,
@@ -85,5 +87,14 @@ export class ReportingService {
     if (format === 'json' || isPreparing(series)) return series;
     const parsed = new RawJson(series).parse<ReportSeries>();
     return new SeriesCsvFile(seriesCsvFilename(parsed), seriesCsv(parsed));
+  }
+
+  /** The breakdown (JSON bytes, or CSV when ready and asked for) or PreparingReport (DESIGN §9); answered from reporting-projection's memory, so not cached here. */
+  async breakdown(scope: Pick<ReportingScope, 'agent_id' | 'traffic'>, query: BreakdownQueryDto, requestId: string): Promise<Buffer | SeriesCsvFile> {
+    const payload: BreakdownRequestDto = { agent_id: scope.agent_id, traffic: scope.traffic, time_range: query.time_range, by: query.by, limit: query.limit, sort: query.sort };
+    const breakdown = await replyBytes(this.reporting, RpcSubjects.breakdownGet, payload, requestId);
+    if (query.format === 'json' || isPreparing(breakdown)) return breakdown;
+    const parsed = new RawJson(breakdown).parse<ReportBreakdown>();
+    return new SeriesCsvFile(breakdownCsvFilename(parsed), breakdownCsv(parsed));
   }
 }

@@ -1,12 +1,13 @@
 import type { AccountingEntryDto, RecommendationEventDto } from '#libs/contracts';
 import { contributionOf, difference, zeroCounters, type RecommendationFacts } from '../rules/counting.js';
 import type { DecodedEvent } from './event-decoder.js';
+import { BreakdownDeltas, attributeGenerated, sameAttribution, type Attribution } from './breakdown-deltas.js';
 import { RollupDeltas } from './rollup-deltas.js';
 
 const REPORT_CURRENCY = 'USD';
 
 /** One recommendation row of the read model, as the projection reasons about it. */
-export interface RecommendationState extends RecommendationFacts {
+export interface RecommendationState extends RecommendationFacts, Attribution {
   id: string;
   /** null until its first lifecycle event (a row that only holds early accounting entries). */
   agentId: string | null;
@@ -46,7 +47,8 @@ function sameFacts(a: RecommendationState, b: RecommendationState): boolean {
     a.billable === b.billable &&
     a.attributedEntries === b.attributedEntries &&
     a.attributedUsdMicros === b.attributedUsdMicros &&
-    a.foreignCurrencyEntries === b.foreignCurrencyEntries
+    a.foreignCurrencyEntries === b.foreignCurrencyEntries &&
+    sameAttribution(a, b)
   );
 }
 
@@ -75,6 +77,8 @@ export class BatchPlan {
   readonly watermarks: Watermark[];
   /** Rollup deltas per grain, filled by the steps. */
   readonly rollups = new RollupDeltas();
+  /** Breakdown rollup deltas (by ad and product), filled by step 4. */
+  readonly breakdowns = new BreakdownDeltas();
   /** Every creation time the batch names (recommendation_created_at, recorded_at): the weeks it writes. */
   readonly creationTimes: number[];
   /** Batch index → why that event is dead-lettered (it disagrees with its recommendation). */
@@ -135,6 +139,7 @@ export class BatchPlan {
       }
       state.level = Math.max(state.level, level);
       state.billable = state.billable || event.billable === true;
+      attributeGenerated(state, event, level);
     }
     return becameKnown.sort(byCodeUnit);
   }
@@ -176,6 +181,7 @@ export class BatchPlan {
       const previous = this.before.get(state.id)!;
       const delta = difference(contributionOf(state), previous.agentId === null ? zeroCounters() : contributionOf(previous));
       this.rollups.add(state.agentId, state.traffic, state.createdAtMs, delta);
+      this.breakdowns.move(previous, state);
     }
     return changed;
   }

@@ -3,6 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { AccountingEntryDto } from '#libs/contracts';
 import type { BatchPlan, RecommendationState, WaitingEntry, Watermark } from './batch-plan.js';
 import { StoragePartitions } from './storage-partitions.js';
+import { BREAKDOWN_UPSERT, BreakdownDeltas } from './breakdown-deltas.js';
 import { GRAINS, RollupDeltas, arrayLiteral, type Grain, type RollupRow } from './rollup-deltas.js';
 
 // Raw SQL on purpose: this is the ingest hot path (unnest bulk upserts, one statement per
@@ -18,6 +19,8 @@ interface RecommendationRow {
   attributed_entries: number;
   attributed_usd_micros: string | number;
   foreign_currency_entries: number;
+  ad_id: string | null;
+  product_id: string | null;
 }
 
 interface EntryRow {
@@ -41,6 +44,8 @@ function unknownRecommendation(id: string): RecommendationState {
     attributedEntries: 0,
     attributedUsdMicros: 0,
     foreignCurrencyEntries: 0,
+    adId: null,
+    productId: null,
   };
 }
 
@@ -55,6 +60,8 @@ function toState(row: RecommendationRow): RecommendationState {
     attributedEntries: row.attributed_entries,
     attributedUsdMicros: Number(row.attributed_usd_micros),
     foreignCurrencyEntries: row.foreign_currency_entries,
+    adId: row.ad_id,
+    productId: row.product_id,
   };
 }
 
@@ -87,7 +94,7 @@ async function prepared<T>(manager: EntityManager, name: string, text: string, v
  *
  * Lock order (the same in every replica, so concurrent batches never deadlock): recommendation
  * locks sorted by id, then accounting entries by id, then rollup rows sorted by
- * (agent, traffic, bucket) minute → quarter → hour → day, then watermarks.
+ * (agent, traffic, bucket) minute → quarter → hour → day, then breakdown rollup rows by their key, then watermarks.
  */
 @Injectable()
 export class ProjectionRepository {
@@ -124,6 +131,8 @@ export class ProjectionRepository {
         if (rows.length > 0) await this.addToRollups(manager, grain, rows);
         if (grain === 'minute' && minutes.quarter.length > 0) await this.addToRollups(manager, 'quarter', minutes.quarter);
       }
+      const breakdownRows = plan.breakdowns.sorted();
+      if (breakdownRows.length > 0) await prepared(manager, 'breakdown_rollup', BREAKDOWN_UPSERT, BreakdownDeltas.columns(breakdownRows));
       if (plan.watermarks.length > 0) await this.advanceWatermarks(manager, plan.watermarks);
       await this.releaseRecommendations(manager, plan.recommendationIds);
       return plan.conflicts;
@@ -148,7 +157,7 @@ export class ProjectionRepository {
     const rows: RecommendationRow[] = await prepared(manager, 'known', 
       `SELECT recommendation_id, agent_id, traffic,
               (extract(epoch FROM created_at) * 1000)::bigint AS created_at_ms, level, billable, attributed_entries,
-              attributed_usd_micros, foreign_currency_entries
+              attributed_usd_micros, foreign_currency_entries, ad_id, product_id
        FROM reporting.recommendation WHERE recommendation_id = ANY($1::text[])`,
       [ids],
     );
@@ -210,13 +219,13 @@ export class ProjectionRepository {
     await prepared(manager, 'recommendations', 
       // Identity never changes once known, so an update finds the row in the partition of its created_at.
       `INSERT INTO reporting.recommendation AS r (recommendation_id, agent_id, traffic, created_at, level, billable,
-         attributed_entries, attributed_usd_micros, foreign_currency_entries)
+         attributed_entries, attributed_usd_micros, foreign_currency_entries, ad_id, product_id)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::smallint[], $6::boolean[],
-                            $7::integer[], $8::bigint[], $9::integer[])
+                            $7::integer[], $8::bigint[], $9::integer[], $10::text[], $11::text[])
        ON CONFLICT (recommendation_id, created_at) DO UPDATE SET
          level = excluded.level, billable = excluded.billable, attributed_entries = excluded.attributed_entries,
          attributed_usd_micros = excluded.attributed_usd_micros,
-         foreign_currency_entries = excluded.foreign_currency_entries`,
+         foreign_currency_entries = excluded.foreign_currency_entries, ad_id = excluded.ad_id, product_id = excluded.product_id`,
       [
         changed.map((s) => s.id),
         changed.map((s) => s.agentId),
@@ -227,6 +236,8 @@ export class ProjectionRepository {
         arrayLiteral(changed.map((s) => s.attributedEntries)),
         arrayLiteral(changed.map((s) => s.attributedUsdMicros)),
         arrayLiteral(changed.map((s) => s.foreignCurrencyEntries)),
+        changed.map((s) => s.adId ?? null),
+        changed.map((s) => s.productId ?? null),
       ],
     );
   }

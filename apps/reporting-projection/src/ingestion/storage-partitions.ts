@@ -264,7 +264,7 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
   private async ensureWeeks(weeks: number[], always: boolean): Promise<number> {
     const missing = [...new Set(weeks)].filter((week) => always || !this.known.has(week));
     if (missing.length === 0) return 0;
-    const [{ made }] = await this.dataSource.query(`SELECT reporting.ensure_partitions($1::timestamptz[]) AS made`, [
+    const [{ made }] = await this.dataSource.query(`SELECT reporting.ensure_partitions($1::timestamptz[]) + reporting.ensure_breakdown_partitions($1::timestamptz[]) AS made`, [
       missing.map((week) => new Date(week).toISOString()),
     ]);
     for (const week of missing) this.known.add(week);

@@ -6,6 +6,9 @@ import { NatsClient } from '#libs/nats';
 import { counter, gauge, histogram, type Logger } from '#libs/observability';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
 import type { QueryRunner } from 'typeorm';
+import { BreakdownBuilder } from './breakdown-builder.service.js';
+import { BreakdownSnapshotRepository } from './breakdown-snapshot.repository.js';
+import type { BreakdownScopeRef, BreakdownSnapshot } from './breakdown-snapshot.js';
 import { measureProcessedThrough } from './processed-through.js';
 import { SeriesBuilder } from './series-builder.service.js';
 import { SeriesSnapshotRepository } from './series-snapshot.repository.js';
@@ -31,8 +34,8 @@ gauge('weave_report_age_seconds', 'now - processed_through of the last completed
 export type CycleOutcome = 'published' | 'not-leader' | 'recently-published' | 'failed';
 
 /**
- * Publishes a snapshot of every prepared scope, and the series of every registered series
- * scope, once per interval. Both are read in one REPEATABLE READ transaction (one database
+ * Publishes a snapshot of every prepared scope, and the series and breakdowns of every
+ * registered series and breakdown scope, once per interval. Both are read in one REPEATABLE READ transaction (one database
  * snapshot), so that a series' buckets sum to the report of its scope at the same
  * processed_through while ingestion keeps committing; they are then written in one transaction.
  * Every replica runs the timer;
@@ -57,6 +60,8 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
     private readonly snapshots: SnapshotRepository,
     private readonly seriesBuilder: SeriesBuilder,
     private readonly series: SeriesSnapshotRepository,
+    private readonly breakdownBuilder: BreakdownBuilder,
+    private readonly breakdowns: BreakdownSnapshotRepository,
     private readonly env: ReportingProjectionEnv,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -112,10 +117,12 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
           const processedThrough = previous && previous > measured ? previous : measured;
           const scopes = await this.snapshots.allScopes();
           const seriesScopes = await this.series.allScopes();
-          const { snapshots, series } = await this.readOneSnapshot(runner, scopes, seriesScopes, processedThrough, startedAt);
+          const breakdownScopes = await this.breakdowns.allScopes();
+          const { snapshots, series, breakdowns } = await this.readOneSnapshot(runner, scopes, seriesScopes, processedThrough, startedAt, breakdownScopes);
           await runner.startTransaction();
           await this.snapshots.save(snapshots, runner.manager);
           await this.series.save(series, runner.manager);
+          await this.breakdowns.save(breakdowns, runner.manager);
           await runner.query(
             `UPDATE reporting.publication_state SET processed_through = $1, last_started_at = $2, last_completed_at = now(), last_error = NULL WHERE id = 1`,
             [processedThrough.toISOString(), startedAt.toISOString()],
@@ -161,7 +168,8 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
     seriesScopes: SeriesScopeRef[],
     processedThrough: Date,
     producedAt: Date,
-  ): Promise<{ snapshots: Snapshot[]; series: SeriesSnapshot[] }> {
+    breakdownScopes: BreakdownScopeRef[] = [],
+  ): Promise<{ snapshots: Snapshot[]; series: SeriesSnapshot[]; breakdowns: BreakdownSnapshot[] }> {
     await runner.startTransaction('REPEATABLE READ');
     try {
       await runner.query('SET TRANSACTION READ ONLY');
@@ -170,8 +178,9 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
       await runner.query('LOCK TABLE ONLY reporting.rollup_minute, reporting.rollup_quarter IN ACCESS SHARE MODE');
       const snapshots = await this.builder.build(scopes, processedThrough, producedAt, runner.manager);
       const series = await this.seriesBuilder.build(seriesScopes, processedThrough, producedAt, runner.manager);
+      const breakdowns = await this.breakdownBuilder.build(breakdownScopes, processedThrough, producedAt, runner.manager);
       await runner.commitTransaction();
-      return { snapshots, series };
+      return { snapshots, series, breakdowns };
     } finally {
       if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
     }
@@ -210,10 +219,12 @@ export class PublicationService implements OnApplicationBootstrap, BeforeApplica
       const processedThrough: Date =
         state?.processed_through ?? (await measureProcessedThrough(this.nats.manager, Streams.events, Durables.reportingProjection));
       const seriesScopes = await this.series.scopesOf(scope, runner.manager);
-      const { snapshots, series } = await this.readOneSnapshot(runner, [scope], seriesScopes, processedThrough, new Date());
+      const breakdownScopes = await this.breakdowns.scopesOf(scope, runner.manager);
+      const { snapshots, series, breakdowns } = await this.readOneSnapshot(runner, [scope], seriesScopes, processedThrough, new Date(), breakdownScopes);
       await runner.startTransaction();
       await this.snapshots.save(snapshots, runner.manager);
       await this.series.save(series, runner.manager);
+      await this.breakdowns.save(breakdowns, runner.manager);
       await runner.commitTransaction();
       this.announce({ agent_id: scope.agentId, traffic: scope.traffic as Traffic, time_range: scope.timeRange });
     } catch (error) {

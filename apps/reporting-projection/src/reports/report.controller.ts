@@ -1,15 +1,17 @@
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { ReportRequestDto, RpcSubjects, SeriesRequestDto, type PreparingReport } from '#libs/contracts';
+import { BreakdownRequestDto, ReportRequestDto, RpcSubjects, SeriesRequestDto, type PreparingReport } from '#libs/contracts';
 import { RpcController, type RawJson } from '#libs/nats';
+import { BreakdownService } from './breakdown.service.js';
 import { ReportService } from './report.service.js';
 import { SeriesService } from './series.service.js';
 
-/** `reporting.v1.report.get` and `reporting.v1.series.get`, answered in the reporting queue group. */
+/** `reporting.v1.report.get`, `reporting.v1.series.get` and `reporting.v1.breakdown.get`, answered in the reporting queue group. */
 @RpcController()
 export class ReportController {
   constructor(
     private readonly reports: ReportService,
     private readonly series: SeriesService,
+    private readonly breakdowns: BreakdownService,
   ) {}
 
   /** A ready report as its serialized JSON (RawJson), a new one as the PreparingReport of DESIGN §5. */
@@ -22,5 +24,11 @@ export class ReportController {
   @MessagePattern(RpcSubjects.seriesGet)
   seriesOf(@Payload() request: SeriesRequestDto): Promise<RawJson | PreparingReport> {
     return this.series.series(request);
+  }
+
+  /** A ready breakdown as its serialized JSON (RawJson), a new one as the PreparingReport of DESIGN §5. */
+  @MessagePattern(RpcSubjects.breakdownGet)
+  breakdownOf(@Payload() request: BreakdownRequestDto): Promise<RawJson | PreparingReport> {
+    return this.breakdowns.breakdown(request);
   }
 }

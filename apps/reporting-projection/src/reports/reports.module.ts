@@ -1,14 +1,15 @@
 import { Module } from '@nestjs/common';
 import { PublicationModule } from '../publication/publication.module.js';
+import { BreakdownService } from './breakdown.service.js';
 import { PublishedCaches } from './published-cache.js';
 import { ReportController } from './report.controller.js';
 import { ReportService } from './report.service.js';
 import { SeriesService } from './series.service.js';
 
-/** Answers report and series requests from the published snapshots. */
+/** Answers report, series and breakdown requests from the published snapshots. */
 @Module({
   imports: [PublicationModule],
   controllers: [ReportController],
-  providers: [PublishedCaches, ReportService, SeriesService],
+  providers: [PublishedCaches, ReportService, SeriesService, BreakdownService],
 })
 export class ReportsModule {}

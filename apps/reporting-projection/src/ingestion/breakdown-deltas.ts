@@ -1,0 +1,133 @@
+import type { RecommendationEventDto } from '#libs/contracts';
+import { Level, contributionOf, type RecommendationFacts } from '../rules/counting.js';
+import { arrayLiteral } from './rollup-deltas.js';
+
+/** What a breakdown splits the figures by (DESIGN §9). */
+export const BREAKDOWN_DIMENSIONS = ['ad', 'product'] as const;
+export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
+
+/** The stored id of "unattributed" (a primary-key column cannot be null); served as null. */
+export const UNATTRIBUTED = '';
+
+/** Breakdown rollups are kept per hour of creation; the parts of a period that do not fill an hour come from the per-recommendation state. */
+export const BREAKDOWN_BUCKET_MS = 3_600_000;
+
+/** The ad and product of a recommendation: those of its `generated` event, null until one carries them. */
+export interface Attribution {
+  adId?: string | null;
+  productId?: string | null;
+}
+
+/** The five figures of a breakdown row. */
+export interface BreakdownFigures {
+  exposures: number;
+  clicks: number;
+  engagements: number;
+  conversions: number;
+  earnings_micros: number;
+}
+
+export const BREAKDOWN_FIGURES: readonly (keyof BreakdownFigures)[] = ['exposures', 'clicks', 'engagements', 'conversions', 'earnings_micros'];
+
+/**
+ * A `generated` event attributes its recommendation (DESIGN §9): each of ad and product is set by
+ * the first `generated` event that carries it (a non-empty id), and never changed afterwards.
+ * Other kinds never attribute, whatever they carry.
+ */
+export function attributeGenerated(state: Attribution, event: RecommendationEventDto, level: number): void {
+  if (level !== Level.generated) return;
+  if (!state.adId && event.ad_id) state.adId = event.ad_id;
+  if (!state.productId && event.product_id) state.productId = event.product_id;
+}
+
+export function sameAttribution(a: Attribution, b: Attribution): boolean {
+  return (a.adId ?? null) === (b.adId ?? null) && (a.productId ?? null) === (b.productId ?? null);
+}
+
+function idOf(state: Attribution, dimension: BreakdownDimension): string {
+  return (dimension === 'ad' ? state.adId : state.productId) || UNATTRIBUTED;
+}
+
+export interface BreakdownRow {
+  agentId: string;
+  traffic: string;
+  dimension: BreakdownDimension;
+  bucketMs: number;
+  id: string;
+  figures: BreakdownFigures;
+}
+
+type Known = RecommendationFacts & Attribution & { agentId: string | null; traffic: string | null; createdAtMs: number | null };
+
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The breakdown rollup deltas of a batch, per (agent, traffic, dimension, hour, id): a changed
+ * recommendation takes its previous contribution out of the row of its previous ids and puts its
+ * new one into the row of its new ids. So a level change moves figures within one row, and a late
+ * `generated` moves the whole contribution from the unattributed row to its ad's, in the same
+ * transaction as the rest of the batch.
+ */
+export class BreakdownDeltas {
+  private readonly rows = new Map<string, BreakdownRow>();
+
+  /** `before`: the recommendation as stored before the batch (agentId null: it was not known). */
+  move(before: Known, after: Known): void {
+    if (after.agentId === null || after.traffic === null || after.createdAtMs === null) return;
+    const bucketMs = Math.floor(after.createdAtMs / BREAKDOWN_BUCKET_MS) * BREAKDOWN_BUCKET_MS;
+    const was = before.agentId === null ? null : contributionOf(before);
+    const now = contributionOf(after);
+    for (const dimension of BREAKDOWN_DIMENSIONS) {
+      if (was) this.add(after.agentId, after.traffic, dimension, bucketMs, idOf(before, dimension), was, -1);
+      this.add(after.agentId, after.traffic, dimension, bucketMs, idOf(after, dimension), now, 1);
+    }
+  }
+
+  private add(agentId: string, traffic: string, dimension: BreakdownDimension, bucketMs: number, id: string, figures: BreakdownFigures, sign: 1 | -1): void {
+    const key = `${agentId}\u0000${traffic}\u0000${dimension}\u0000${bucketMs}\u0000${id}`;
+    let row = this.rows.get(key);
+    if (!row) {
+      row = { agentId, traffic, dimension, bucketMs, id, figures: { exposures: 0, clicks: 0, engagements: 0, conversions: 0, earnings_micros: 0 } };
+      this.rows.set(key, row);
+    }
+    for (const name of BREAKDOWN_FIGURES) row.figures[name] += sign * figures[name];
+  }
+
+  /** Non-zero rows sorted by the primary key (agent, traffic, dimension, bucket, id): the lock order. */
+  sorted(): BreakdownRow[] {
+    return [...this.rows.values()]
+      .filter((row) => BREAKDOWN_FIGURES.some((name) => row.figures[name] !== 0))
+      .sort(
+        (a, b) =>
+          byCodeUnit(a.agentId, b.agentId) ||
+          byCodeUnit(a.traffic, b.traffic) ||
+          byCodeUnit(a.dimension, b.dimension) ||
+          a.bucketMs - b.bucketMs ||
+          byCodeUnit(a.id, b.id),
+      );
+  }
+
+  /** Column arrays for BREAKDOWN_UPSERT. */
+  static columns(rows: BreakdownRow[]): unknown[] {
+    return [
+      rows.map((r) => r.agentId),
+      rows.map((r) => r.traffic),
+      rows.map((r) => r.dimension),
+      arrayLiteral(rows.map((r) => new Date(r.bucketMs).toISOString())),
+      rows.map((r) => r.id),
+      ...BREAKDOWN_FIGURES.map((name) => arrayLiteral(rows.map((r) => r.figures[name]))),
+    ];
+  }
+}
+
+/** Adds sorted BreakdownDeltas rows, one statement (the ids are text: they go through the driver). */
+export const BREAKDOWN_UPSERT = `INSERT INTO reporting.breakdown_rollup AS t (agent_id, traffic, dimension, bucket, id, exposures, clicks,
+    engagements, conversions, earnings_micros)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::bigint[],
+    $8::bigint[], $9::bigint[], $10::bigint[])
+  ON CONFLICT (agent_id, traffic, dimension, bucket, id) DO UPDATE SET
+    exposures = t.exposures + excluded.exposures,
+    clicks = t.clicks + excluded.clicks,
+    engagements = t.engagements + excluded.engagements,
+    conversions = t.conversions + excluded.conversions,
+    earnings_micros = t.earnings_micros + excluded.earnings_micros`;
