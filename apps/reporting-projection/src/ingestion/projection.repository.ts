@@ -58,6 +58,10 @@ function toState(row: RecommendationRow): RecommendationState {
   };
 }
 
+const RECOMMENDATION_COLUMNS = `r.recommendation_id, r.agent_id, r.traffic,
+  (extract(epoch FROM r.created_at) * 1000)::bigint AS created_at_ms, r.level, r.billable, r.attributed_entries,
+  r.attributed_usd_micros, r.foreign_currency_entries`;
+
 /** The pg connection under a TypeORM transaction (PostgresQueryRunner.databaseConnection). */
 interface PreparingConnection {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
@@ -85,9 +89,8 @@ async function prepared<T>(manager: EntityManager, name: string, text: string, v
  * Writes a BatchPlan to the reporting read model in one READ COMMITTED transaction, feeding
  * each step of the plan what it needs to read under the transaction's locks.
  *
- * Lock order (the same in every replica, so concurrent batches never deadlock): the
- * `recommendation_lock` rows of recommendations not stored yet, sorted by id; the stored
- * recommendation rows, sorted by id; then accounting entries by id, then rollup rows sorted by
+ * Lock order (the same in every replica, so concurrent batches never deadlock): recommendation
+ * locks sorted by id, then accounting entries by id, then rollup rows sorted by
  * (agent, traffic, bucket) minute → hour → day, then watermarks.
  */
 @Injectable()
@@ -108,8 +111,7 @@ export class ProjectionRepository {
     // on the partitioned table that the writing transactions would otherwise queue behind).
     await this.partitions.ensureFor(plan.creationTimes);
     return this.dataSource.transaction('READ COMMITTED', async (manager) => {
-      const { states, lockRows } = await this.lockRecommendations(manager, plan.recommendationIds, plan.createdAtHints);
-      const becameKnown = plan.applyLifecycle(states);
+      const becameKnown = plan.applyLifecycle(await this.lockRecommendations(manager, plan.recommendationIds, plan.createdAtHints));
       if (becameKnown.length > 0) {
         const { waiting, recordedAt } = await this.waitingEntries(manager, becameKnown);
         const nowAttributed = plan.attributeWaiting(waiting);
@@ -125,90 +127,57 @@ export class ProjectionRepository {
         if (rows.length > 0) await this.addToRollups(manager, grain, rows);
       }
       if (plan.watermarks.length > 0) await this.advanceWatermarks(manager, plan.watermarks);
-      await this.releaseRecommendations(manager, lockRows);
+      await this.releaseRecommendations(manager, plan.recommendationIds);
       return plan.conflicts;
     });
   }
 
   /**
-   * Locks and reads the rows of `ids` (sorted), in two phases that every writer takes in the same
-   * order, so concurrent writers never deadlock:
+   * Every writer of a recommendation first takes its row in `recommendation_lock` (in id order,
+   * so replicas never deadlock), so that an accounting entry and the events of its recommendation
+   * always meet on one lock even before the recommendation is known; the rows are deleted again
+   * before commit (releaseRecommendations), and the table stays empty between transactions.
    *
-   * 0. Without locks, where each recommendation is stored: a lifecycle event's id in the one week
-   *    its `recommendation_created_at` names (a join on (id, created_at) that PostgreSQL prunes to
-   *    that week at run time); only the ids not found there (new ones, ids named only by an
-   *    entry, an event that disagrees with the first one) in every week.
-   * 1. For the ids stored nowhere, a row each in the unlogged `recommendation_lock`, in id order:
-   *    an entry and the first events of a recommendation not yet known meet there. Those ids are
-   *    then looked up again: one may have been stored by a writer that held its row in between.
-   * 2. The stored rows, `FOR UPDATE` in id order, each in its own week; the values read are the
-   *    ones under the lock.
-   *
-   * A stored row is never deleted (only its week, once past the restatement window) and its
-   * `created_at` never changes, so phase 0's answer stays true for every id found.
+   * Then the stored rows are read: a lifecycle event's recommendation in the one week its
+   * `recommendation_created_at` names, and only the ids not found there (new recommendations,
+   * ids named only by an entry, an event that disagrees with the first one) in every week. Both
+   * reads are one index probe per id (LATERAL, which the planner cannot turn into a join): given
+   * 2,000 ids as one array, a join or `= ANY` is planned as a scan of every week instead, which
+   * grows with the store.
    */
-  private async lockRecommendations(manager: EntityManager, ids: string[], hints: ReadonlyMap<string, number>): Promise<{ states: RecommendationState[]; lockRows: string[] }> {
-    if (ids.length === 0) return { states: [], lockRows: [] };
-    const stored = await this.whereStored(manager, ids, hints);
-    const lockRows = ids.filter((id) => !stored.has(id));
-    if (lockRows.length > 0) {
-      await prepared(manager, 'lock',
-        `INSERT INTO reporting.recommendation_lock AS l (recommendation_id)
-         SELECT unnest($1::text[])
-         ON CONFLICT (recommendation_id) DO UPDATE SET recommendation_id = l.recommendation_id`,
-        [lockRows],
-      );
-      for (const [id, createdAt] of await this.storedAnywhere(manager, lockRows)) stored.set(id, createdAt);
-    }
+  private async lockRecommendations(manager: EntityManager, ids: string[], hints: ReadonlyMap<string, number>): Promise<RecommendationState[]> {
+    if (ids.length === 0) return [];
+    await prepared(manager, 'lock',
+      `INSERT INTO reporting.recommendation_lock AS l (recommendation_id)
+       SELECT unnest($1::text[])
+       ON CONFLICT (recommendation_id) DO UPDATE SET recommendation_id = l.recommendation_id`,
+      [ids],
+    );
     const known = new Map<string, RecommendationState>();
-    if (stored.size > 0) {
-      const keys = ids.filter((id) => stored.has(id));
-      const rows: RecommendationRow[] = await prepared(manager, 'known',
-        // LATERAL: one index probe per id, in the one week pruned at run time, locked in the
-        // order of the (sorted) array. A plain join lets the planner hash every week instead.
-        `SELECT r.recommendation_id, r.agent_id, r.traffic,
-                (extract(epoch FROM r.created_at) * 1000)::bigint AS created_at_ms, r.level, r.billable, r.attributed_entries,
-                r.attributed_usd_micros, r.foreign_currency_entries
-         FROM unnest($1::text[], $2::timestamptz[]) AS k(id, created_at)
-         CROSS JOIN LATERAL (
-           SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id AND r.created_at = k.created_at FOR UPDATE
-         ) r`,
-        [keys, keys.map((id) => stored.get(id)!)],
-      );
-      for (const row of rows) known.set(row.recommendation_id, toState(row));
-    }
-    return { states: ids.map((id) => known.get(id) ?? unknownRecommendation(id)), lockRows };
-  }
-
-  /** Phase 0: id → stored created_at (as text, exact) of the ids that have a row, without locks. */
-  private async whereStored(manager: EntityManager, ids: string[], hints: ReadonlyMap<string, number>): Promise<Map<string, string>> {
-    const stored = new Map<string, string>();
     const hinted = ids.filter((id) => hints.has(id));
     if (hinted.length > 0) {
-      const rows: { recommendation_id: string }[] = await prepared(manager, 'stored_in_week',
-        `SELECT r.recommendation_id
+      // The week is pruned at run time, per id.
+      const rows: RecommendationRow[] = await prepared(manager, 'known_in_week',
+        `SELECT ${RECOMMENDATION_COLUMNS}
          FROM unnest($1::text[], $2::timestamptz[]) AS k(id, created_at)
          CROSS JOIN LATERAL (
-           SELECT r.recommendation_id FROM reporting.recommendation r
-           WHERE r.recommendation_id = k.id AND r.created_at = k.created_at LIMIT 1
+           SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id AND r.created_at = k.created_at OFFSET 0
          ) r`,
         [hinted, arrayLiteral(hinted.map((id) => new Date(hints.get(id)!).toISOString()))],
       );
-      for (const row of rows) stored.set(row.recommendation_id, new Date(hints.get(row.recommendation_id)!).toISOString());
+      for (const row of rows) known.set(row.recommendation_id, toState(row));
     }
-    const rest = ids.filter((id) => !stored.has(id));
-    if (rest.length > 0) for (const [id, createdAt] of await this.storedAnywhere(manager, rest)) stored.set(id, createdAt);
-    return stored;
-  }
-
-  /** id → stored created_at (as text, exact) of the ids that have a row in any week. */
-  private async storedAnywhere(manager: EntityManager, ids: string[]): Promise<Map<string, string>> {
-    const rows: { recommendation_id: string; created_at: string }[] = await prepared(manager, 'stored_anywhere',
-      `SELECT recommendation_id, created_at::text AS created_at
-       FROM reporting.recommendation WHERE recommendation_id = ANY($1::text[])`,
-      [ids],
-    );
-    return new Map(rows.map((row) => [row.recommendation_id, row.created_at]));
+    const rest = ids.filter((id) => !known.has(id));
+    if (rest.length > 0) {
+      const rows: RecommendationRow[] = await prepared(manager, 'known_anywhere',
+        `SELECT ${RECOMMENDATION_COLUMNS}
+         FROM unnest($1::text[]) AS k(id)
+         CROSS JOIN LATERAL (SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id OFFSET 0) r`,
+        [rest],
+      );
+      for (const row of rows) known.set(row.recommendation_id, toState(row));
+    }
+    return ids.map((id) => known.get(id) ?? unknownRecommendation(id));
   }
 
   private async releaseRecommendations(manager: EntityManager, ids: string[]): Promise<void> {
