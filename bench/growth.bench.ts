@@ -86,7 +86,7 @@ async function fill(url: string, size: number): Promise<{ seconds: number; recom
       [entries, STORE_PLATFORMS, startMs, stepMs, recommendations],
     );
     const sums = `count(*) FILTER (WHERE level >= 1), count(*) FILTER (WHERE level >= 2), count(*) FILTER (WHERE level >= 3),
-      count(*) FILTER (WHERE level >= 4), sum(attributed_usd_micros) FILTER (WHERE billable), count(*) FILTER (WHERE billable AND attributed_entries = 0),
+      count(*) FILTER (WHERE level >= 4), coalesce(sum(attributed_usd_micros) FILTER (WHERE billable), 0), count(*) FILTER (WHERE billable AND attributed_entries = 0),
       count(*) FILTER (WHERE billable AND level < 4), 0`;
     for (const [grain, unit] of [
       ['minute', 'minute'],
