@@ -83,6 +83,11 @@ export class BatchPlan {
   readonly creationTimes: number[];
   /** Batch index → why that event is dead-lettered (it disagrees with its recommendation). */
   readonly conflicts = new Map<number, string>();
+  /**
+   * Per recommendation named by a lifecycle event: the creation time of its first one, where the
+   * stored row (if any) is looked for first (the week partition of that instant).
+   */
+  readonly createdAtHints = new Map<string, number>();
 
   private readonly lifecycle: { index: number; event: RecommendationEventDto; level: number }[] = [];
   /** The batch's entries, first of each entry_id. */
@@ -106,7 +111,11 @@ export class BatchPlan {
       }
     }
     const times = new Set<number>();
-    for (const { event } of this.lifecycle) times.add(Date.parse(event.recommendation_created_at));
+    for (const { event } of this.lifecycle) {
+      const createdAtMs = Date.parse(event.recommendation_created_at);
+      times.add(createdAtMs);
+      if (!this.createdAtHints.has(event.recommendation_id)) this.createdAtHints.set(event.recommendation_id, createdAtMs);
+    }
     for (const entry of this.entries.values()) times.add(Date.parse(entry.recorded_at));
     this.creationTimes = [...times];
     this.watermarks = [...watermarks.values()].sort((a, b) => byCodeUnit(a.traffic + '\u0000' + a.agentId, b.traffic + '\u0000' + b.agentId));

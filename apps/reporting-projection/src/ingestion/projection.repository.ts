@@ -65,6 +65,10 @@ function toState(row: RecommendationRow): RecommendationState {
   };
 }
 
+const RECOMMENDATION_COLUMNS = `r.recommendation_id, r.agent_id, r.traffic,
+  (extract(epoch FROM r.created_at) * 1000)::bigint AS created_at_ms, r.level, r.billable, r.attributed_entries,
+  r.attributed_usd_micros, r.foreign_currency_entries, r.ad_id, r.product_id`;
+
 /** The pg connection under a TypeORM transaction (PostgresQueryRunner.databaseConnection). */
 interface PreparingConnection {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
@@ -114,10 +118,11 @@ export class ProjectionRepository {
     // on the partitioned table that the writing transactions would otherwise queue behind).
     await this.partitions.ensureFor(plan.creationTimes);
     return this.dataSource.transaction('READ COMMITTED', async (manager) => {
-      const becameKnown = plan.applyLifecycle(await this.lockRecommendations(manager, plan.recommendationIds));
+      const becameKnown = plan.applyLifecycle(await this.lockRecommendations(manager, plan.recommendationIds, plan.createdAtHints));
       if (becameKnown.length > 0) {
-        const nowAttributed = plan.attributeWaiting(await this.waitingEntries(manager, becameKnown));
-        if (nowAttributed.length > 0) await this.markAttributed(manager, nowAttributed);
+        const { waiting, recordedAt } = await this.waitingEntries(manager, becameKnown);
+        const nowAttributed = plan.attributeWaiting(waiting);
+        if (nowAttributed.length > 0) await this.markAttributed(manager, nowAttributed, recordedAt);
       }
       const entries = plan.entriesToInsert();
       if (entries.length > 0) plan.countInserted(await this.insertEntries(manager, entries));
@@ -143,25 +148,47 @@ export class ProjectionRepository {
    * Every writer of a recommendation first takes its row in `recommendation_lock` (in id order,
    * so replicas never deadlock), so that an accounting entry and the events of its recommendation
    * always meet on one lock even before the recommendation is known; the rows are deleted again
-   * before commit (releaseRecommendations), and the table stays empty between transactions. Then
-   * the known rows are read from whichever weekly partition holds them.
+   * before commit (releaseRecommendations), and the table stays empty between transactions.
+   *
+   * Then the stored rows are read: a lifecycle event's recommendation in the one week its
+   * `recommendation_created_at` names, and only the ids not found there (new recommendations,
+   * ids named only by an entry, an event that disagrees with the first one) in every week. Both
+   * reads are one index probe per id (LATERAL, which the planner cannot turn into a join): given
+   * 2,000 ids as one array, a join or `= ANY` is planned as a scan of every week instead, which
+   * grows with the store.
    */
-  private async lockRecommendations(manager: EntityManager, ids: string[]): Promise<RecommendationState[]> {
+  private async lockRecommendations(manager: EntityManager, ids: string[], hints: ReadonlyMap<string, number>): Promise<RecommendationState[]> {
     if (ids.length === 0) return [];
-    await prepared(manager, 'lock', 
+    await prepared(manager, 'lock',
       `INSERT INTO reporting.recommendation_lock AS l (recommendation_id)
        SELECT unnest($1::text[])
        ON CONFLICT (recommendation_id) DO UPDATE SET recommendation_id = l.recommendation_id`,
       [ids],
     );
-    const rows: RecommendationRow[] = await prepared(manager, 'known', 
-      `SELECT recommendation_id, agent_id, traffic,
-              (extract(epoch FROM created_at) * 1000)::bigint AS created_at_ms, level, billable, attributed_entries,
-              attributed_usd_micros, foreign_currency_entries, ad_id, product_id
-       FROM reporting.recommendation WHERE recommendation_id = ANY($1::text[])`,
-      [ids],
-    );
-    const known = new Map(rows.map((row) => [row.recommendation_id, toState(row)]));
+    const known = new Map<string, RecommendationState>();
+    const hinted = ids.filter((id) => hints.has(id));
+    if (hinted.length > 0) {
+      // The week is pruned at run time, per id.
+      const rows: RecommendationRow[] = await prepared(manager, 'known_in_week',
+        `SELECT ${RECOMMENDATION_COLUMNS}
+         FROM unnest($1::text[], $2::timestamptz[]) AS k(id, created_at)
+         CROSS JOIN LATERAL (
+           SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id AND r.created_at = k.created_at OFFSET 0
+         ) r`,
+        [hinted, arrayLiteral(hinted.map((id) => new Date(hints.get(id)!).toISOString()))],
+      );
+      for (const row of rows) known.set(row.recommendation_id, toState(row));
+    }
+    const rest = ids.filter((id) => !known.has(id));
+    if (rest.length > 0) {
+      const rows: RecommendationRow[] = await prepared(manager, 'known_anywhere',
+        `SELECT ${RECOMMENDATION_COLUMNS}
+         FROM unnest($1::text[]) AS k(id)
+         CROSS JOIN LATERAL (SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id OFFSET 0) r`,
+        [rest],
+      );
+      for (const row of rows) known.set(row.recommendation_id, toState(row));
+    }
     return ids.map((id) => known.get(id) ?? unknownRecommendation(id));
   }
 
@@ -170,15 +197,15 @@ export class ProjectionRepository {
   }
 
   /** Entries that waited under review for one of these recommendations. */
-  private async waitingEntries(manager: EntityManager, recommendationIds: string[]): Promise<WaitingEntry[]> {
-    const rows: EntryRow[] = await prepared(manager, 'waiting', 
-      `SELECT entry_id, agent_id, traffic, recommendation_id, amount_micros, currency, recorded_at
+  private async waitingEntries(manager: EntityManager, recommendationIds: string[]): Promise<{ waiting: WaitingEntry[]; recordedAt: Map<string, string> }> {
+    const rows: (EntryRow & { recorded_at_text: string })[] = await prepared(manager, 'waiting',
+      `SELECT entry_id, agent_id, traffic, recommendation_id, amount_micros, currency, recorded_at, recorded_at::text AS recorded_at_text
        FROM reporting.accounting_entry
        WHERE recommendation_id = ANY($1::text[]) AND NOT attributed
        ORDER BY entry_id COLLATE "C"`,
       [recommendationIds],
     );
-    return rows.map((row) => ({
+    const waiting = rows.map((row) => ({
       entryId: row.entry_id,
       agentId: row.agent_id,
       traffic: row.traffic,
@@ -187,10 +214,20 @@ export class ProjectionRepository {
       currency: row.currency,
       recordedAtMs: row.recorded_at.getTime(),
     }));
+    // The stored recorded_at exactly (microseconds), to find each entry in its week again.
+    return { waiting, recordedAt: new Map(rows.map((row) => [row.entry_id, row.recorded_at_text])) };
   }
 
-  private async markAttributed(manager: EntityManager, entryIds: string[]): Promise<void> {
-    await prepared(manager, 'attribute', `UPDATE reporting.accounting_entry SET attributed = true WHERE entry_id = ANY($1::text[])`, [entryIds]);
+  /** Each entry in the week of its recorded_at (known from `waiting`), not in every week. */
+  private async markAttributed(manager: EntityManager, entryIds: string[], recordedAt: ReadonlyMap<string, string>): Promise<void> {
+    await prepared(manager, 'attribute',
+      // `recorded_at = ANY` prunes to the weeks named when the statement is planned; the pair
+      // test keeps the update exact.
+      `UPDATE reporting.accounting_entry e SET attributed = true
+       WHERE e.entry_id = ANY($1::text[]) AND e.recorded_at = ANY($2::timestamptz[])
+         AND (e.entry_id, e.recorded_at) IN (SELECT * FROM unnest($1::text[], $2::timestamptz[]))`,
+      [entryIds, entryIds.map((id) => recordedAt.get(id)!)],
+    );
   }
 
   /** Stores each entry once by entry_id; resolves to the ids that were new. */
