@@ -130,6 +130,7 @@ describe('reporting-projection', () => {
   });
 
   it('dead-letters invalid and conflicting events with the reason, and keeps consuming', async () => {
+    // Events of 5 minutes ago, read over the last 24 hours ("today" would miss them just after midnight UTC).
     const created = new Date(Date.now() - 5 * 60_000).toISOString();
     const valid = { agent_id: 'agent_dl', traffic: 'test', recommendation_created_at: created, occurred_at: created };
     await producer.publishRaw('events.recommendation.shown', '{not json', 'dl1');
@@ -151,7 +152,7 @@ describe('reporting-projection', () => {
     expect(letters[0].data).toBe('{not json');
 
     const report = await waitFor(async () => {
-      const reply = await ask('agent_dl', 'test', 'today');
+      const reply = await ask('agent_dl', 'test', '1d');
       return reply.status !== 'preparing' ? reply : undefined;
     }, { what: 'report' });
     expect(report).toMatchObject({ is_test: true, exposures: 2, clicks: 1 });
