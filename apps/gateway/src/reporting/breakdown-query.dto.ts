@@ -9,6 +9,8 @@ import {
   DEFAULT_BREAKDOWN_LIMIT,
   DEFAULT_BREAKDOWN_SORT,
   DEFAULT_TIME_RANGE,
+  FastCheck,
+  TIME_RANGES,
   shownValue,
   type BreakdownBy,
   type BreakdownSort,
@@ -38,7 +40,28 @@ function LimitParameter(): PropertyDecorator {
   );
 }
 
+const FAST_KEYS: readonly string[] = ['time_range', 'by', 'sort', 'format'];
+const isOneOf = (values: readonly unknown[], value: unknown) => values.includes(value);
+
+/**
+ * The query of the hot path, accepted without class-validator: `by` and any of time_range, sort
+ * and format, each valid. A `limit` (a string to convert) and anything else take the DTO's
+ * validation, so this accepts only what the DTO accepts, with the same result.
+ */
+export function passesBreakdownQueryFastCheck(query: unknown): boolean {
+  if (typeof query !== 'object' || query === null || Array.isArray(query)) return false;
+  const q = query as Record<string, unknown>;
+  return (
+    Object.keys(q).every((key) => FAST_KEYS.includes(key)) &&
+    isOneOf(BREAKDOWN_BYS, q.by) &&
+    (q.time_range === undefined || isOneOf(TIME_RANGES, q.time_range)) &&
+    (q.sort === undefined || isOneOf(BREAKDOWN_SORTS, q.sort)) &&
+    (q.format === undefined || isOneOf(SERIES_FORMATS, q.format))
+  );
+}
+
 /** The query of GET /agent/reporting/breakdown (DESIGN §9): time_range, by, limit, sort, format. */
+@FastCheck(passesBreakdownQueryFastCheck)
 export class BreakdownQueryDto {
   @TimeRangeParameter('The period, as for GET /agent/reporting: today (from local midnight), 1d/7d/30d/90d (rolling windows ending at processed_through) or all.')
   time_range: TimeRange = DEFAULT_TIME_RANGE;
