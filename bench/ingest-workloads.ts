@@ -107,7 +107,7 @@ export function streamingWorkload(total: number, days = Number(process.env.STREA
   return workload(total, {
     name: 'streaming',
     description: (n) =>
-      `${fmtInt(n)} recommendations over ${PLATFORMS} platforms × live/test, created over ${days} days in creation order, ${LIFECYCLE_PER_RECOMMENDATION.toFixed(2)} lifecycle events per recommendation and 10 % accounting entries, published in event-time order with up to ${DISORDER_MINUTES} minutes of disorder`,
+      `${fmtInt(n)} recommendations over ${PLATFORMS} platforms × live/test, created over ${days} days in creation order, ${LIFECYCLE_PER_RECOMMENDATION.toFixed(2)} lifecycle events per recommendation and 10 % accounting entries, generated events naming one of ${fmtInt(ADS)} ads, published in event-time order with up to ${DISORDER_MINUTES} minutes of disorder`,
     createdOffsetMs: (r, n) => Math.floor((r * span) / n),
     spanMs: () => span,
     order: (pairs, _n, atOffsetMs) => {
@@ -133,7 +133,7 @@ export function backfillWorkload(total: number): Workload {
   return workload(total, {
     name: 'backfill',
     description: (n) =>
-      `${fmtInt(n)} recommendations over ${PLATFORMS} platforms × live/test and ${BACKFILL_DAYS} days (${n >= minutes ? 'every minute' : `${fmtInt(n)} of its ${fmtInt(minutes)} minutes`}), ${LIFECYCLE_PER_RECOMMENDATION.toFixed(2)} lifecycle events per recommendation and 10 % accounting entries, with repeated callbacks, late events and duplicate ids, fully shuffled`,
+      `${fmtInt(n)} recommendations over ${PLATFORMS} platforms × live/test and ${BACKFILL_DAYS} days (${n >= minutes ? 'every minute' : `${fmtInt(n)} of its ${fmtInt(minutes)} minutes`}), ${LIFECYCLE_PER_RECOMMENDATION.toFixed(2)} lifecycle events per recommendation and 10 % accounting entries, generated events naming one of ${fmtInt(ADS)} ads, with repeated callbacks, late events and duplicate ids, fully shuffled`,
     createdOffsetMs: (r) => ((r * 7919) % minutes) * MINUTE_MS + (r % 60) * 1000,
     spanMs: () => minutes * MINUTE_MS,
     order: (pairs) => shuffle(pairs, 15),
@@ -141,6 +141,21 @@ export function backfillWorkload(total: number): Workload {
 }
 
 const fmtInt = (n: number) => n.toLocaleString('en-US');
+
+/** Ads each platform shows (INGEST_ADS, default 10,000), a product per 5 ads. */
+const ADS = Number(process.env.INGEST_ADS ?? 10_000);
+
+/**
+ * The ad of recommendation r (its `generated` event carries it and its product), skewed the way
+ * ad serving is: a few ads in many recommendations, most in few (the cube of a uniform hash).
+ */
+function adOf(r: number): { ad_id: string; product_id: string } {
+  let h = Math.imul(r ^ 0x9e3779b9, 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  const u = ((h ^ (h >>> 16)) >>> 0) / 2 ** 32;
+  const ad = Math.floor(ADS * u ** 3);
+  return { ad_id: `ad_${ad}`, product_id: `prod_${Math.floor(ad / 5)}` };
+}
 
 function workload(total: number, shape: Shape): Workload {
   // (recommendation, step) pairs packed in one number, reordered; payloads are built on the fly.
@@ -198,6 +213,7 @@ function workload(total: number, shape: Shape): Workload {
               recommendation_created_at: iso(createdMs),
               occurred_at: iso(atMs),
               ...(step.billable ? { billable: true } : {}),
+              ...(step.kind === 'generated' ? adOf(r) : {}),
             },
           };
         }
