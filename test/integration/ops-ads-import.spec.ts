@@ -4,6 +4,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { RECOMMENDATIONS_MIGRATIONS, createRecommendationsDataSource, importCatalog, validateCatalog } from '#libs/catalog';
+import { createServiceDataSource, initializeDatabase } from '#libs/database';
 import { POSTGRES_ADMIN_URL, newTestDatabase, type TestDatabase } from '../support/index.js';
 
 /**
@@ -32,16 +34,16 @@ let dir: string;
 let sql: pg.Client | undefined;
 const sample = JSON.parse(readFileSync(SAMPLE, 'utf8')) as { ads: Ad[] };
 
-function ops(args: string[]): Promise<Run> {
+function ops(args: string[], { url = db.url, node = [] as string[] } = {}): Promise<Run> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, DATABASE_URL: db.url }, timeout: 60000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, [...node, CLI, ...args], { env: { ...process.env, DATABASE_URL: url }, timeout: 60000 }, (error, stdout, stderr) =>
       done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
 
-async function opsJson(args: string[]): Promise<Record<string, unknown>> {
-  const run = await ops(args);
+async function opsJson(args: string[], options?: Parameters<typeof ops>[1]): Promise<Record<string, unknown>> {
+  const run = await ops(args, options);
   if (run.code !== 0) throw new Error(`ops ${args.join(' ')} failed (${run.code}): ${run.stderr}`);
   expect(run.stdout.trim().split('\n')).toHaveLength(1);
   return JSON.parse(run.stdout) as Record<string, unknown>;
@@ -173,5 +175,99 @@ describe('ops ads import', () => {
       ],
     });
     expect(await ops(['ads', 'list', '--limit', '5000'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/at most 1000/) });
+  });
+});
+
+/** A Node option that makes any import of TypeORM fail (a module resolution hook). */
+const WITHOUT_TYPEORM = [
+  '--import',
+  `data:text/javascript,${encodeURIComponent(
+    `import { register } from 'node:module';
+     register('data:text/javascript,' + encodeURIComponent('export async function resolve(specifier, context, next) {' +
+       ' if (specifier === "typeorm" || specifier.startsWith("typeorm/")) throw new Error("TypeORM was loaded");' +
+       ' return next(specifier, context); }'));`,
+  )}`,
+];
+
+/** Rows of the word index that differ from the index rebuilt from the ads (0 when the triggers kept it exact). */
+async function wordIndexDrift(client: pg.Client): Promise<number> {
+  const terms = `SELECT u.lexeme, recommendations.term_weight(u.weights) AS weight, a.ad_id FROM recommendations.ads a, unnest(a.search_vector) u WHERE a.active`;
+  const stats = `SELECT u.lexeme, count(*)::int AS ads FROM recommendations.ads a, unnest(a.search_vector) u WHERE a.active GROUP BY u.lexeme`;
+  const { rows } = await client.query<{ drift: number }>(
+    `SELECT (SELECT count(*) FROM ((SELECT lexeme, weight, ad_id FROM recommendations.ad_terms EXCEPT ALL ${terms})
+                                   UNION ALL (${terms} EXCEPT ALL SELECT lexeme, weight, ad_id FROM recommendations.ad_terms)) d)
+          + (SELECT count(*) FROM ((SELECT lexeme, ads FROM recommendations.lexeme_stats WHERE ads > 0 EXCEPT ${stats})
+                                   UNION ALL (${stats} EXCEPT SELECT lexeme, ads FROM recommendations.lexeme_stats)) d)
+          + (SELECT count(*) FROM recommendations.catalog_stats WHERE ads <> (SELECT count(*) FROM recommendations.ads WHERE active)) AS drift`,
+  );
+  return Number(rows[0].drift);
+}
+
+describe('ops ads and the recommendations schema', () => {
+  it('reads and writes a current schema without loading TypeORM (plain pg)', async () => {
+    expect(await opsJson(['ads', 'list', '--limit', '1'], { node: WITHOUT_TYPEORM })).toMatchObject({ total: expect.any(Number) });
+    expect(await opsJson(['ads', 'import', '--file', SAMPLE], { node: WITHOUT_TYPEORM })).toMatchObject({ imported: sample.ads.length, created: 0 });
+    // The hook works: a database without the schema needs TypeORM to migrate it.
+    const fresh = newTestDatabase();
+    try {
+      expect(await ops(['ads', 'list'], { url: fresh.url, node: WITHOUT_TYPEORM })).toMatchObject({ code: 1, stderr: expect.stringContaining('TypeORM was loaded') });
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('runs the missing migrations of a schema behind before importing, through the DataSource', async () => {
+    const behind = newTestDatabase();
+    const client = new pg.Client({ connectionString: behind.url });
+    try {
+      // The schema as it was before its last migration.
+      const migrations = createRecommendationsDataSource(behind.url, 1, 'test').options.migrations as (new () => unknown)[];
+      const older = createServiceDataSource({ url: behind.url, schema: 'recommendations', entities: [], migrations: migrations.slice(0, -1), applicationName: 'test' });
+      await initializeDatabase(older);
+      await older.destroy();
+      expect(await opsJson(['ads', 'import', '--file', SAMPLE], { url: behind.url })).toEqual({ imported: sample.ads.length, created: sample.ads.length, updated: 0, unchanged: 0 });
+      await client.connect();
+      const { rows } = await client.query('SELECT name FROM recommendations.migrations ORDER BY id');
+      expect(rows.map((row) => row.name)).toEqual([...RECOMMENDATIONS_MIGRATIONS]);
+      expect((await client.query('SELECT ads FROM recommendations.catalog_stats')).rows[0].ads).toBe(sample.ads.filter((ad) => ad.active !== false).length);
+      expect(await wordIndexDrift(client)).toBe(0);
+    } finally {
+      await client.end().catch(() => undefined);
+      await behind.drop();
+    }
+  });
+
+  it('imports through the recommendations DataSource with the same statements and counts as the CLI', async () => {
+    const file = validateCatalog(structuredClone(sample));
+    if (!file.ok) throw new Error(file.problems.join('\n'));
+    const dataSource = createRecommendationsDataSource(db.url, 2, 'test');
+    try {
+      await initializeDatabase(dataSource);
+      expect(await importCatalog(dataSource, file.ads)).toEqual({ imported: file.ads.length, created: 0, updated: 0, unchanged: file.ads.length });
+      const before = await stored();
+      file.ads[3].keywords = [...file.ads[3].keywords, 'gift idea'];
+      expect(await importCatalog(dataSource, file.ads)).toEqual({ imported: file.ads.length, created: 0, updated: 1, unchanged: file.ads.length - 1 });
+      const after = await stored();
+      expect(Date.parse(after.get(file.ads[3].ad_id)!.updated_at)).toBeGreaterThan(Date.parse(before.get(file.ads[3].ad_id)!.updated_at));
+      const { rows } = await (await database()).query(`SELECT keywords, jsonb_typeof(keywords) AS type FROM recommendations.ads WHERE ad_id = $1`, [file.ads[3].ad_id]);
+      expect(rows[0]).toEqual({ keywords: file.ads[3].keywords, type: 'array' });
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it('runs two imports of overlapping catalogs at once to the end, the word index exact', async () => {
+    const first = structuredClone(sample.ads).map((ad, i) => (i % 2 === 0 ? { ...ad, product_title: `${ad.product_title} (first)` } : ad));
+    const second = structuredClone(sample.ads)
+      .reverse()
+      .map((ad, i) => (i % 3 === 0 ? { ...ad, active: !(ad.active ?? true), keywords: ['second import'] } : ad));
+    second.push({ ...structuredClone(sample.ads[0]), ad_id: 'ad_second_only' });
+    const [a, b] = await Promise.all([
+      opsJson(['ads', 'import', '--file', await file('first.json', { ads: first })]),
+      opsJson(['ads', 'import', '--file', await file('second.json', { ads: second })]),
+    ]);
+    expect(a).toMatchObject({ imported: first.length });
+    expect(b).toMatchObject({ imported: second.length });
+    expect(await wordIndexDrift(await database())).toBe(0);
   });
 });

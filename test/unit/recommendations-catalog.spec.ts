@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CATALOG_LIMITS, isLandingUrl, validateCatalog } from '#libs/catalog';
+import { CATALOG_LIMITS, RECOMMENDATIONS_MIGRATIONS, createRecommendationsDataSource, isLandingUrl, validateCatalog } from '#libs/catalog';
 import { UsageError, parseOpsCommand } from '../../apps/ops/src/cli.js';
 
 /** The catalog file rules of `ops ads import` (pure validation) and the command line. */
@@ -110,4 +110,14 @@ describe('ops ads command line', () => {
       expect(() => parseOpsCommand(argv)).toThrow(UsageError);
     },
   );
+});
+
+describe('recommendations schema migrations', () => {
+  // The ops CLI imports and lists the catalog with plain SQL when every migration of this list has
+  // run, and migrates through the DataSource otherwise: a migration missing here would never run from the CLI.
+  it('RECOMMENDATIONS_MIGRATIONS names every migration of the recommendations DataSource, in order', () => {
+    const dataSource = createRecommendationsDataSource('postgres://postgres@127.0.0.1:5432/unused', 1, 'ops');
+    const names = (dataSource.options.migrations as (new () => { name?: string })[]).map((migration) => new migration().name ?? migration.name);
+    expect([...RECOMMENDATIONS_MIGRATIONS]).toEqual(names);
+  });
 });

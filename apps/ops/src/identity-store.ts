@@ -16,6 +16,7 @@ import {
 } from '#libs/identity-core';
 import type { KeyAuditEntry, PlatformStatus } from '#libs/identity';
 import type { IdentityWrites } from './commands.js';
+import { openMigratedPool, transaction } from './schema-pool.js';
 
 /**
  * The identity schema's migrations, by the names TypeORM records in `identity.migrations`: the
@@ -37,22 +38,17 @@ const UNIQUE_VIOLATION = '23505';
  * (IdentityError, from #libs/identity-core) and results it shares, without loading TypeORM at
  * every command. The identity version moves by the schema's triggers, as for any writer. Only
  * when the database or a migration is missing does `open` load TypeORM, to create and migrate
- * the schema exactly as the gateway would.
+ * the schema exactly as the gateway would (schema-pool.ts).
  */
 export class IdentityStore implements IdentityWrites {
   private constructor(private readonly pool: pg.Pool) {}
 
   static async open(url: string): Promise<IdentityStore> {
-    // The identity DataSource's pool settings for the CLI (libs/database createServiceDataSource):
-    // a pool, so that a batch outlives a dropped connection as it did on the DataSource.
-    const pool = new pg.Pool({ connectionString: url, application_name: 'ops', max: 2, connectionTimeoutMillis: 5000, statement_timeout: 60000 });
-    pool.on('error', () => undefined); // an idle connection that drops is replaced on next use
-    try {
-      if (!(await IdentityStore.migrated(pool))) await IdentityStore.migrate(url);
-    } catch (error) {
-      await pool.end().catch(() => undefined);
-      throw error;
-    }
+    const pool = await openMigratedPool(url, {
+      name: 'identity',
+      migrations: IDENTITY_MIGRATIONS,
+      dataSource: async () => (await import('#libs/identity')).createIdentityDataSource(url, 2, 'ops'),
+    });
     return new IdentityStore(pool);
   }
 
@@ -60,48 +56,8 @@ export class IdentityStore implements IdentityWrites {
     return this.pool.end();
   }
 
-  /** Whether the database exists and every migration of the schema has run. */
-  private static async migrated(pool: pg.Pool): Promise<boolean> {
-    let present;
-    try {
-      ({ rows: [{ present }] } = await pool.query<{ present: boolean }>(`SELECT to_regclass('identity.migrations') IS NOT NULL AS present`));
-    } catch (error) {
-      if ((error as { code?: string }).code === '3D000') return false; // no such database: migrating creates it
-      throw error;
-    }
-    if (!present) return false;
-    const done = await pool.query<{ name: string }>('SELECT name FROM identity.migrations');
-    const names = new Set(done.rows.map((row) => row.name));
-    return IDENTITY_MIGRATIONS.every((name) => names.has(name));
-  }
-
-  /** Creates the database when missing and runs the pending migrations, as the gateway does at start. */
-  private static async migrate(url: string): Promise<void> {
-    const [{ createIdentityDataSource }, { initializeDatabase }] = await Promise.all([import('#libs/identity'), import('#libs/database')]);
-    const dataSource = createIdentityDataSource(url, 2, 'ops');
-    try {
-      await initializeDatabase(dataSource);
-    } finally {
-      if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
-    }
-  }
-
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      try {
-        const result = await work(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
-        throw error;
-      }
-    } finally {
-      client.release(broken);
-    }
+  private transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return transaction(this.pool, work);
   }
 
   /** Idempotent; see IdentityRepository.createPlatform. */

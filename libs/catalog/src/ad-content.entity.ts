@@ -1,5 +1,5 @@
 import { Column } from 'typeorm';
-import type { CatalogAd } from './catalog-validation.js';
+import type { CatalogAd } from '#libs/catalog-core';
 
 /**
  * The columns that describe an ad to a user: the catalog's (AdEntity) and the copy a recorded

@@ -1,6 +1,6 @@
 import { Check, Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { AdContentColumns } from './ad-content.entity.js';
-import { RECOMMENDATIONS_SCHEMA } from './recommendations.schema.js';
+import { RECOMMENDATIONS_SCHEMA } from '#libs/catalog-core';
 
 /**
  * The expression of the generated `search_vector` column, as migration 1764460800000 created it

@@ -6,7 +6,7 @@ import { RecommendationsAdTerms1764633600000 } from './migrations/1764633600000-
 import { RecommendationOutboxEntity } from './recommendation-outbox.entity.js';
 import { RecommendationRequestEntity } from './recommendation-request.entity.js';
 import { RecommendationEntity } from './recommendation.entity.js';
-import { RECOMMENDATIONS_SCHEMA } from './recommendations.schema.js';
+import { RECOMMENDATIONS_SCHEMA } from '#libs/catalog-core';
 
 /**
  * The recommendations schema's DataSource: the service reads the catalog and records its

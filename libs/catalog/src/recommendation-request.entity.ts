@@ -1,6 +1,6 @@
 import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Traffic } from '#libs/contracts';
-import { RECOMMENDATIONS_SCHEMA } from './recommendations.schema.js';
+import { RECOMMENDATIONS_SCHEMA } from '#libs/catalog-core';
 
 /**
  * One answered question, keyed by platform, traffic, session and message: the row whose primary

@@ -2,7 +2,7 @@ import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique } f
 import type { Traffic } from '#libs/contracts';
 import { AdContentColumns } from './ad-content.entity.js';
 import { RecommendationRequestEntity } from './recommendation-request.entity.js';
-import { RECOMMENDATIONS_SCHEMA } from './recommendations.schema.js';
+import { RECOMMENDATIONS_SCHEMA } from '#libs/catalog-core';
 
 /**
  * One recommendation of a recorded answer, at its rank. It keeps what was answered (title,

@@ -1,17 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { CATALOG_TEXT_SEARCH_CONFIG } from '#libs/catalog';
+import { CATALOG_TEXT_SEARCH_CONFIG, type CatalogAd } from '#libs/catalog';
 import { CANDIDATES_PER_WORD, CANDIDATES_RESCORED, RARITY_FULL_AT } from './relevance.js';
 
-/** An ad found for a query, with its ranking strength (see relevance.ts for the formula). */
-export interface AdCandidate {
-  ad_id: string;
-  product_id: string;
-  product_title: string;
-  weave_summary: string | null;
-  tail_summary: string | null;
-  creative_input: { short_description?: string; [key: string]: unknown };
-  landing_url: string;
+/** An ad found for a query (the catalog's fields a recommendation shows), with its ranking strength (see relevance.ts for the formula). */
+export interface AdCandidate extends Omit<CatalogAd, 'keywords' | 'active'> {
   strength: number;
 }
 
