@@ -58,6 +58,9 @@ describe('validateCatalog', () => {
     ['too many keywords', { keywords: Array.from({ length: 51 }, (_, i) => `k${i}`) }, 'ads[0].keywords: must have at most 50 entries'],
     ['a string active', { active: 'yes' }, 'ads[0].active: must be true or false'],
     ['an unknown field', { price: 10 }, 'ads[0].price: is not a field of an ad'],
+    ['a NUL in a title', { product_title: 'Trail\u0000shoes' }, 'ads[0].product_title: must not contain the NUL character'],
+    ['a NUL in a keyword', { keywords: ['ok', 'a\u0000'] }, 'ads[0].keywords[1]: must not contain the NUL character'],
+    ['a NUL anywhere in creative_input', { creative_input: { extra: { deep: 'x\u0000' } } }, 'ads[0].creative_input: must not contain the NUL character'],
   ])('refuses %s', (_what, overrides, problem) => {
     const problems = problemsOf({ ads: [ad(overrides)] });
     expect(problems).toEqual([expect.stringContaining(problem)]);

@@ -61,10 +61,14 @@ export function isLandingUrl(value: unknown): value is string {
   return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
 }
 
+/** PostgreSQL stores no NUL character, in text or in jsonb. */
+const NO_NUL = 'must not contain the NUL character (U+0000)';
+
 function text(value: unknown, max: number): string | undefined {
   if (typeof value !== 'string') return 'must be a string';
   if (value.trim() === '') return 'must not be empty';
   if (value.length > max) return `must be at most ${max} characters`;
+  if (value.includes('\u0000')) return NO_NUL;
   return undefined;
 }
 
@@ -97,7 +101,9 @@ function validateAd(item: unknown): { problems: [string, string][]; ad?: Catalog
   else if (!isPlainObject(creative)) check('creative_input', 'must be an object');
   else {
     if (creative.short_description !== undefined) check('creative_input.short_description', text(creative.short_description, CATALOG_LIMITS.shortDescriptionLength));
-    if (Buffer.byteLength(JSON.stringify(creative), 'utf8') > CATALOG_LIMITS.creativeInputBytes) {
+    const json = JSON.stringify(creative);
+    if (json.includes('\\u0000')) check('creative_input', NO_NUL);
+    if (Buffer.byteLength(json, 'utf8') > CATALOG_LIMITS.creativeInputBytes) {
       check('creative_input', `must be at most ${CATALOG_LIMITS.creativeInputBytes} bytes as JSON`);
     }
   }
