@@ -124,3 +124,16 @@ it('weighs every word as the aggregate definition of term_weight did (the inline
   expect(rows[0].words).toBeGreaterThan(100);
   expect(rows[0].differ).toBe(0);
 });
+
+// Last: it changes this file's own database's schema.
+it('closes a connection whose prepared statement a migration made stale, and answers from a fresh one', async () => {
+  await repository.replayOrSearch(key(), search('running shoes'), 5000);
+  const pid = await backendPid(dataSource);
+  // A change of a result column's type: the cached plans of the first look cannot stay.
+  await sql.query('ALTER TABLE recommendations.recommendation ALTER COLUMN created_at TYPE timestamp');
+  await expect(repository.replayOrSearch(key(), search('running shoes'), 5000)).rejects.toMatchObject({ code: '0A000' });
+  const answered = await repository.replayOrSearch(key(), search('running shoes'), 5000);
+  if (answered.kind !== 'search') throw new Error('expected a search');
+  expect(answered.candidates[0].ad_id).toMatch(/^ad_run_/);
+  expect(await backendPid(dataSource)).not.toBe(pid);
+});

@@ -103,6 +103,13 @@ function keyCondition(key: AnswerKey): string {
 const keyArguments = (key: AnswerKey) =>
   `${literal(key.agent_id, 'agent_id')}, ${literal(key.traffic, 'traffic')}, ${literal(key.session_id, 'session_id')}, ${literal(key.message_id, 'message_id')}`;
 
+/**
+ * feature_not_supported: what EXECUTE answers when a migration changed the result columns of a
+ * prepared statement ("cached plan must not change result type"); its connection is closed, and
+ * the next one prepares the statements anew.
+ */
+const STALE_PREPARED = '0A000';
+
 /** Names of the two prepared statements of an answer, on every pooled connection that served one. */
 const FIRST_LOOK = 'recommend_first_look';
 const RECORD = 'recommend_record';
@@ -239,7 +246,7 @@ export class RecommendationRepository {
       if (preparing) this.prepared.add(client);
       return Array.isArray(result) ? result : [result];
     } catch (error) {
-      if (preparing || !(error instanceof pg.DatabaseError) || error.severity !== 'ERROR') broken = error as Error;
+      if (preparing || !(error instanceof pg.DatabaseError) || error.severity !== 'ERROR' || error.code === STALE_PREPARED) broken = error as Error;
       throw error;
     } finally {
       client.release(broken);
