@@ -99,60 +99,95 @@ function keyCondition(key: AnswerKey): string {
   );
 }
 
+/** The four values of a key as EXECUTE arguments, in the order of the prepared statements' $1–$4. */
+const keyArguments = (key: AnswerKey) =>
+  `${literal(key.agent_id, 'agent_id')}, ${literal(key.traffic, 'traffic')}, ${literal(key.session_id, 'session_id')}, ${literal(key.message_id, 'message_id')}`;
+
+/**
+ * feature_not_supported: what EXECUTE answers when a migration changed the result columns of a
+ * prepared statement ("cached plan must not change result type"); its connection is closed, and
+ * the next one prepares the statements anew.
+ */
+const STALE_PREPARED = '0A000';
+
+/** Names of the two prepared statements of an answer, on every pooled connection that served one. */
+const FIRST_LOOK = 'recommend_first_look';
+const RECORD = 'recommend_record';
+
 /**
  * Records an answer in one statement: the request row (ON CONFLICT DO NOTHING: of two concurrent
  * requests with the same key, the second waits for the first to commit and then inserts nothing),
  * and, only when that row was inserted, the recommendations (a JSON array) and their `generated`
  * events in the outbox (another). `recorded` is 1 when this request recorded the answer, 0 when
- * another one did first.
+ * another one did first. Parameters: the key ($1–$4), the request id, created_at, the two arrays.
  */
-function recordAnswer(key: AnswerKey, requestId: string, createdAt: string, recommendations: string, events: string): string {
-  const [agent, traffic, session, message] = [
-    literal(key.agent_id, 'agent_id'),
-    literal(key.traffic, 'traffic'),
-    literal(key.session_id, 'session_id'),
-    literal(key.message_id, 'message_id'),
-  ];
-  const at = `${quoteLiteral(createdAt)}::timestamptz`;
-  return `WITH request AS (
+const RECORD_ANSWER = `WITH request AS (
     INSERT INTO ${SCHEMA}.recommendation_request (agent_id, traffic, session_id, message_id, request_id, created_at)
-    VALUES (${agent}, ${traffic}, ${session}, ${message}, ${literal(requestId, 'request_id')}, ${at})
+    VALUES ($1, $2, $3, $4, $5, $6)
     ON CONFLICT DO NOTHING
     RETURNING 1
   ), recommendations AS (
     INSERT INTO ${SCHEMA}.recommendation
       (recommendation_id, agent_id, traffic, session_id, message_id, rank, ad_id, product_id, product_title, weave_summary, tail_summary, creative_input, landing_url, score, created_at)
-    SELECT r.recommendation_id, ${agent}, ${traffic}, ${session}, ${message}, r.rank, r.ad_id, r.product_id, r.product_title, r.weave_summary, r.tail_summary, r.creative_input, r.landing_url, r.score, ${at}
-      FROM request, jsonb_to_recordset(${literal(recommendations, 'recommendations')}::jsonb) AS r(recommendation_id text, rank smallint, ad_id text, product_id text, product_title text,
+    SELECT r.recommendation_id, $1, $2, $3, $4, r.rank, r.ad_id, r.product_id, r.product_title, r.weave_summary, r.tail_summary, r.creative_input, r.landing_url, r.score, $6
+      FROM request, jsonb_to_recordset($7) AS r(recommendation_id text, rank smallint, ad_id text, product_id text, product_title text,
            weave_summary text, tail_summary text, creative_input jsonb, landing_url text, score numeric)
   ), events AS (
     INSERT INTO ${SCHEMA}.outbox (event_id, subject, payload)
-    SELECT e.event_id, e.subject, e.payload FROM request, jsonb_to_recordset(${literal(events, 'events')}::jsonb) AS e(event_id text, subject text, payload jsonb)
+    SELECT e.event_id, e.subject, e.payload FROM request, jsonb_to_recordset($8) AS e(event_id text, subject text, payload jsonb)
     ON CONFLICT DO NOTHING
   )
   SELECT count(*)::int AS recorded FROM request`;
-}
 
 type FirstLookRow = StoredRow & { recorded: boolean; strength: number | string | null };
 
 /**
- * The answers recorded for the key, or, only when there is none, the search: one statement
- * (the search's branch is gated by a one-time filter, never run on a replay). Recorded rows
- * come with `recorded` true and their rank order; search rows with their strength, best first.
+ * The answers recorded for the key ($1–$4), or, only when there is none, the search (query $5,
+ * context $6, context weight $7, limit $8): one statement (the search's branch is gated by a
+ * one-time filter, never run on a replay). Recorded rows come with `recorded` true and their rank
+ * order; search rows with their strength, best first.
  */
-function replayOrSearch(key: AnswerKey, search: { query: string; context: string; contextWeight: number; limit: number }): string {
-  const weight = Number(search.contextWeight);
-  if (!Number.isFinite(weight) || !Number.isSafeInteger(search.limit)) throw new TypeError('contextWeight and limit must be numbers');
-  const found = searchStatement({ query: searchText(search.query), context: searchText(search.context), contextWeight: String(weight), limit: String(search.limit) });
-  return `WITH recorded AS (
-    SELECT ${ANSWER_COLUMNS}, rank FROM ${SCHEMA}.recommendation WHERE ${keyCondition(key)}
+const REPLAY_OR_SEARCH = `WITH recorded AS (
+    SELECT ${ANSWER_COLUMNS}, rank FROM ${SCHEMA}.recommendation WHERE agent_id = $1 AND traffic = $2 AND session_id = $3 AND message_id = $4
   )
   SELECT true AS recorded, ${ANSWER_COLUMNS}, NULL::float8 AS strength, rank FROM recorded
   UNION ALL
   SELECT false, NULL, f.ad_id, f.product_id, f.product_title, f.weave_summary, f.tail_summary, f.creative_input, f.landing_url, NULL, NULL, f.strength, NULL
-    FROM (${found}) f
+    FROM (${searchStatement({ query: '$5', context: '$6', contextWeight: '$7', limit: '$8' })}) f
    WHERE NOT EXISTS (SELECT 1 FROM recorded)
   ORDER BY 1 DESC, rank, strength DESC, ad_id`;
+
+/**
+ * Both statements prepared (SQL PREPARE: parsed and analysed once per connection; planned at
+ * their first EXECUTE and, under plan_cache_mode = force_generic_plan, never again).
+ */
+export const PREPARE_STATEMENTS =
+  `PREPARE ${FIRST_LOOK} (text, text, text, text, text, text, float8, int) AS ${REPLAY_OR_SEARCH}; ` +
+  `PREPARE ${RECORD} (text, text, text, text, text, timestamptz, jsonb, jsonb) AS ${RECORD_ANSWER}`;
+
+/**
+ * The settings of an answer's statements, for the implicit transaction of their message only:
+ * `statement_timeout` (applied to each statement of the message apart), the cached generic plan
+ * rather than a plan per EXECUTE (the same plan: the statements' shape does not depend on the
+ * values), and no JIT (the search is a few index scans bounded by their LIMITs, far cheaper than
+ * compiling it).
+ */
+const settings = (timeoutMs: number) =>
+  `SET LOCAL statement_timeout = ${timeout(timeoutMs)}; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL jit = off; `;
+
+/** The first look of an answer: EXECUTE with its values as literals. */
+function replayOrSearch(key: AnswerKey, search: { query: string; context: string; contextWeight: number; limit: number }): string {
+  const weight = Number(search.contextWeight);
+  if (!Number.isFinite(weight) || !Number.isSafeInteger(search.limit)) throw new TypeError('contextWeight and limit must be numbers');
+  return `EXECUTE ${FIRST_LOOK}(${keyArguments(key)}, ${searchText(search.query)}, ${searchText(search.context)}, ${weight}, ${search.limit})`;
+}
+
+/** The recording of an answer: EXECUTE with its values as literals. */
+function recordAnswer(key: AnswerKey, requestId: string, createdAt: string, recommendations: string, events: string): string {
+  return (
+    `EXECUTE ${RECORD}(${keyArguments(key)}, ${literal(requestId, 'request_id')}, ${quoteLiteral(createdAt)}, ` +
+    `${literal(recommendations, 'recommendations')}, ${literal(events, 'events')})`
+  );
 }
 
 /** Seconds of `statement_timeout` as a SET LOCAL value (whole milliseconds, at least 1). */
@@ -164,11 +199,14 @@ const timeout = (ms: number) => `'${Math.max(1, Math.ceil(ms))}ms'`;
  * what the winner recorded. Empty answers are not recorded: there is nothing to repeat.
  *
  * The hot path is two round trips to PostgreSQL, each one simple-protocol message run as one
- * implicit transaction: `SET LOCAL statement_timeout` (and `jit`) then the replay lookup folded
- * with the search; `SET LOCAL statement_timeout` then the recording statement. Raw SQL on the pg
- * pool (docs/decisions/recommend-hot-path-sql.md): TypeORM's query builders, `find` and its
- * transaction wrapper spent more CPU than PostgreSQL spent running these statements. Values are
- * quoted literals (pg's escaping; a NUL is refused): a simple-protocol message has no parameters.
+ * implicit transaction: `SET LOCAL` of the budget (statement_timeout), the generic plan and no
+ * JIT, then an EXECUTE of a prepared statement: the replay lookup folded with the search; the
+ * recording. Each pooled connection prepares both once (its first answer's message carries the
+ * PREPAREs), so PostgreSQL neither parses nor plans them per answer. Raw SQL on the pg pool
+ * (docs/decisions/recommend-hot-path-sql.md): TypeORM's query builders, `find` and its
+ * transaction wrapper spent more CPU than PostgreSQL spent running these statements. The EXECUTE
+ * arguments are quoted literals (pg's escaping; a NUL is refused): a simple-protocol message has
+ * no parameters, and it is what lets `SET LOCAL statement_timeout` travel with the statement.
  * The entities stay the schema's definition (migrations, ops).
  */
 @Injectable()
@@ -183,20 +221,32 @@ export class RecommendationRepository {
     return this.pool;
   }
 
+  /** The pooled connections whose session holds both prepared statements. */
+  private readonly prepared = new WeakSet<pg.PoolClient>();
+
   /**
    * One simple-protocol message on a pooled connection. A statement's error (a search over
    * time: query_canceled) leaves the connection usable (the message's implicit transaction
    * ended with it), so the connection goes back to the pool; `pool.query` would close it, and
    * under overload every late search would cost a new connection.
+   *
+   * With `execute`, the message runs `settings` then an EXECUTE of a prepared statement; on a
+   * connection that has not prepared them yet, the PREPAREs go in the same message, after the
+   * settings (so its statement_timeout bounds them too). A prepared statement outlives the
+   * transaction that made it, even when a later statement of the message fails: a connection
+   * whose preparing message failed is closed rather than reused with a half-known session.
    */
-  private async send<R extends pg.QueryResultRow>(text: string): Promise<pg.QueryResult<R>[]> {
+  private async send<R extends pg.QueryResultRow>(text: string, execute?: { settings: string }): Promise<pg.QueryResult<R>[]> {
     const client = await this.db.connect();
     let broken: Error | undefined;
+    const preparing = execute !== undefined && !this.prepared.has(client);
     try {
-      const result = (await client.query<R>(text)) as unknown as pg.QueryResult<R> | pg.QueryResult<R>[];
+      const message = execute === undefined ? text : `${execute.settings}${preparing ? `${PREPARE_STATEMENTS}; ` : ''}${text}`;
+      const result = (await client.query<R>(message)) as unknown as pg.QueryResult<R> | pg.QueryResult<R>[];
+      if (preparing) this.prepared.add(client);
       return Array.isArray(result) ? result : [result];
     } catch (error) {
-      if (!(error instanceof pg.DatabaseError) || error.severity !== 'ERROR') broken = error as Error;
+      if (preparing || !(error instanceof pg.DatabaseError) || error.severity !== 'ERROR' || error.code === STALE_PREPARED) broken = error as Error;
       throw error;
     } finally {
       client.release(broken);
@@ -220,8 +270,8 @@ export class RecommendationRepository {
     search: { query: string; context: string; contextWeight: number; limit: number },
     searchTimeoutMs: number,
   ): Promise<FirstLook> {
-    const results = await this.send<FirstLookRow>(`SET LOCAL statement_timeout = ${timeout(searchTimeoutMs)}; SET LOCAL jit = off; ${replayOrSearch(key, search)}`);
-    const rows = results[2].rows;
+    const results = await this.send<FirstLookRow>(replayOrSearch(key, search), { settings: settings(searchTimeoutMs) });
+    const rows = results[results.length - 1].rows;
     if (rows.length > 0 && rows[0].recorded) return { kind: 'replay', recommendations: rows.map(view) };
     return {
       kind: 'search',
@@ -279,8 +329,8 @@ export class RecommendationRepository {
       };
     });
     const statement = recordAnswer(key, requestId, createdAt.toISOString(), JSON.stringify(rows), JSON.stringify(events));
-    const results = await this.send<{ recorded: number }>(`SET LOCAL statement_timeout = ${timeout(RECORD_TIMEOUT_MS)}; ${statement}`);
-    if (results[1].rows[0].recorded === 0) return { kind: 'lost_race' };
+    const results = await this.send<{ recorded: number }>(statement, { settings: settings(RECORD_TIMEOUT_MS) });
+    if (results[results.length - 1].rows[0].recorded === 0) return { kind: 'lost_race' };
     return { kind: 'recorded', recommendations, events };
   }
 }
