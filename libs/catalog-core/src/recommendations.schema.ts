@@ -10,6 +10,7 @@ export const RECOMMENDATIONS_MIGRATIONS = [
   'RecommendationsInitial1764460800000',
   'RecommendationsSearchVectorMetadata1764547200000',
   'RecommendationsAdTerms1764633600000',
+  'RecommendationsTermWeightInline1764720000000',
 ] as const;
 
 /**
