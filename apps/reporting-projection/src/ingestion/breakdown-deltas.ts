@@ -107,7 +107,7 @@ export class BreakdownDeltas {
       );
   }
 
-  /** Column arrays for BREAKDOWN_UPSERT. */
+  /** Column arrays of the breakdown rollup upsert (ProjectionRepository). */
   static columns(rows: BreakdownRow[]): unknown[] {
     return [
       rows.map((r) => r.agentId),
@@ -120,14 +120,5 @@ export class BreakdownDeltas {
   }
 }
 
-/** Adds sorted BreakdownDeltas rows, one statement (the ids are text: they go through the driver). */
-export const BREAKDOWN_UPSERT = `INSERT INTO reporting.breakdown_rollup AS t (agent_id, traffic, dimension, bucket, id, exposures, clicks,
-    engagements, conversions, earnings_micros)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::bigint[],
-    $8::bigint[], $9::bigint[], $10::bigint[])
-  ON CONFLICT (agent_id, traffic, dimension, bucket, id) DO UPDATE SET
-    exposures = t.exposures + excluded.exposures,
-    clicks = t.clicks + excluded.clicks,
-    engagements = t.engagements + excluded.engagements,
-    conversions = t.conversions + excluded.conversions,
-    earnings_micros = t.earnings_micros + excluded.earnings_micros`;
+/** The figure columns of breakdown_rollup, in the order of BreakdownDeltas.columns. */
+export const BREAKDOWN_COLUMNS: readonly string[] = BREAKDOWN_FIGURES;
