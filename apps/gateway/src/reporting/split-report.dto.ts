@@ -1,5 +1,5 @@
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
-import { REPORT_CURRENCY, TIME_RANGES, type ReportSeries, type SeriesFigures, type TimeRange } from '#libs/contracts';
+import { REPORT_CURRENCY, TIME_RANGES, type ReportSeries, type SeriesFigures } from '#libs/contracts';
 
 /**
  * What the response schemas of the series (DESIGN §7) and the breakdown (DESIGN §9) share: the
@@ -48,18 +48,12 @@ export function FigureProperties(example: SeriesFigures): ClassDecorator {
     });
 }
 
-/** The scope, period and cutoff of the Report a series or a breakdown splits. */
-export abstract class SplitReportDto {
-  agent_id: string;
-  time_range: TimeRange;
-  timezone: string;
-  is_test: boolean;
-  start_at: string | null;
-  end_at: string;
-  processed_through: string;
-  status: 'ready' | 'stale';
-  currency: string;
-}
+/**
+ * The scope, period and cutoff of the Report a series or a breakdown splits: the fields of
+ * ReportSeries but its split and buckets, as the contract declares them (typed only; the
+ * schema's properties come from SplitReportProperties).
+ */
+export const SplitReportDto = class SplitReportDto {} as unknown as abstract new () => Omit<ReportSeries, 'granularity' | 'buckets'>;
 
 type SplitExample = Pick<ReportSeries, 'agent_id' | 'time_range' | 'timezone' | 'start_at' | 'end_at' | 'processed_through' | 'status'>;
 
