@@ -8,4 +8,4 @@ export {
 } from './data-source.js';
 export { OutboxEventEntity, type OutboxEventRow } from './outbox-event.entity.js';
 export { outboxTableDdl, outboxTableMigration, sqlMigration, type MigrationClass } from './sql-migration.js';
-export { OutboxRepository } from './outbox.repository.js';
+export { OutboxRepository, OutboxRepositoryOf } from './outbox.repository.js';

@@ -1,4 +1,5 @@
-import { In, type EntityManager, type Repository } from 'typeorm';
+import { Injectable, type Type } from '@nestjs/common';
+import { DataSource, In, type EntityManager, type EntityTarget, type Repository } from 'typeorm';
 import type { OutboxEventEntity, OutboxEventRow } from './outbox-event.entity.js';
 
 /**
@@ -42,4 +43,15 @@ export class OutboxRepository<Payload extends object> {
     if (eventIds.length === 0) return;
     await this.events.createQueryBuilder().delete().where({ event_id: In(eventIds) }).execute();
   }
+}
+
+/** The injectable outbox of one table (an entity of OutboxEventEntity's columns) of the application's DataSource. */
+export function OutboxRepositoryOf<Payload extends object>(entity: EntityTarget<OutboxEventEntity>): Type<OutboxRepository<Payload>> {
+  @Injectable()
+  class Outbox extends OutboxRepository<Payload> {
+    constructor(dataSource: DataSource) {
+      super(dataSource.getRepository(entity));
+    }
+  }
+  return Outbox;
 }

@@ -17,7 +17,7 @@ export {
   type InboundMessage,
   type MessageOutcome,
 } from './batch-consumer.js';
-export { OutboxRelay, type OutboxEvent, type OutboxStore, type OutboxRelayOptions } from './outbox-relay.js';
+export { OutboxRelay, OutboxRelayOf, type OutboxEvent, type OutboxStore, type OutboxRelayOptions } from './outbox-relay.js';
 export { NatsRpcServer, type NatsRpcServerOptions } from './transport/nats-rpc.server.js';
 export { NatsRpcClient, NatsRpcRecord, RpcCallError, withRequestId, type NatsRpcClientOptions } from './transport/nats-rpc.client.js';
 export { RpcValidationPipe } from './transport/rpc-validation.pipe.js';

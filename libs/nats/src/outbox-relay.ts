@@ -1,7 +1,7 @@
-import type { BeforeApplicationShutdown, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type Type } from '@nestjs/common';
 import type { Logger } from '#libs/observability';
-import { counter } from '#libs/observability';
-import type { NatsClient } from './nats-client.js';
+import { LOGGER, counter } from '#libs/observability';
+import { NatsClient } from './nats-client.js';
 
 /** An outbox row: an event written in the same transaction as the change it announces. */
 export interface OutboxEvent<Payload = unknown> {
@@ -150,4 +150,18 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       return false;
     }
   }
+}
+
+/**
+ * The injectable relay of one outbox: an OutboxRelay that publishes from the provider `store`
+ * (an OutboxRepository), with the NatsClient and the LOGGER of the application.
+ */
+export function OutboxRelayOf(store: Type<OutboxStore>, options: OutboxRelayOptions): Type<OutboxRelay> {
+  @Injectable()
+  class Relay extends OutboxRelay {
+    constructor(nats: NatsClient, @Inject(store) outbox: OutboxStore, @Inject(LOGGER) logger: Logger) {
+      super(nats, outbox, logger, options);
+    }
+  }
+  return Relay;
 }

@@ -1,13 +1,15 @@
 import { useState } from 'react';
 import type { ReportBreakdown } from '../api/types.js';
+import { CsvDownload } from '../components/csv-download.js';
 import { ResourceView } from '../components/resource-view.js';
 import { useServices } from '../components/services.js';
 import { formatCount, formatMoney } from '../format/micros.js';
 import { formatInstant } from '../format/time.js';
 import { PageHeading } from '../components/page-heading.js';
-import { TIME_RANGES, type Route, type TimeRange, type Traffic } from '../routing/routes.js';
+import type { Route, TimeRange, Traffic } from '../routing/routes.js';
 import { navigate } from '../routing/use-route.js';
 import { useResource } from '../state/use-resource.js';
+import { RangeSelect, RefreshableHeading, TrafficSwitch } from './reporting-controls.js';
 import { RANGE_LABELS, STATUS_LABELS } from './reporting-labels.js';
 
 type By = ReportBreakdown['by'];
@@ -37,33 +39,13 @@ export function TopPage({ route }: { route: TopRoute }) {
   return (
     <>
       <PageHeading title="Top ads and products">Top ads and products</PageHeading>
-      <fieldset className="switch">
-        <legend>Traffic</legend>
-        {(['live', 'test'] as Traffic[]).map((traffic) => (
-          <label key={traffic}>
-            <input type="radio" name="traffic" value={traffic} checked={route.traffic === traffic} onChange={() => navigate({ ...route, traffic })} />
-            {traffic === 'live' ? 'Live traffic (live keys)' : 'Test traffic (test keys)'}
-          </label>
-        ))}
-      </fieldset>
+      <TrafficSwitch traffic={route.traffic} onChange={(traffic) => navigate({ ...route, traffic })} />
       <section aria-labelledby="breakdown-heading">
-        <div className="section-head">
-          <h2 id="breakdown-heading">{RANGE_LABELS[route.range]}</h2>
-          <button type="button" className="secondary" onClick={() => setRefresh((n) => n + 1)}>
-            Refresh
-          </button>
-        </div>
+        <RefreshableHeading id="breakdown-heading" onRefresh={() => setRefresh((n) => n + 1)}>
+          {RANGE_LABELS[route.range]}
+        </RefreshableHeading>
         <div className="controls">
-          <label>
-            Range
-            <select value={route.range} onChange={(event) => navigate({ ...route, range: event.target.value as TimeRange })}>
-              {TIME_RANGES.map((range) => (
-                <option key={range} value={range}>
-                  {RANGE_LABELS[range]}
-                </option>
-              ))}
-            </select>
-          </label>
+          <RangeSelect range={route.range} onChange={(range) => navigate({ ...route, range })} />
         </div>
         <p className="hint">A recommendation counts under the ad and product it was generated for; until that is known it counts as unattributed.</p>
         <BreakdownTable by="ad" range={route.range} traffic={route.traffic} refresh={refresh} />
@@ -116,20 +98,12 @@ function BreakdownTable({ by, range, traffic, refresh }: { by: By; range: TimeRa
                   {breakdown.rows.map((row) => (
                     <tr key={row.id ?? '\u0000unattributed'} data-id={row.id ?? ''}>
                       <th scope="row">{row.id ?? <em>Unattributed</em>}</th>
-                      {COLUMNS.map((column) => (
-                        <td key={column.key} className="number" data-figure={column.key}>
-                          {column.key === 'earnings_micros' ? formatMoney(row.earnings_micros, breakdown.currency) : formatCount(row[column.key])}
-                        </td>
-                      ))}
+                      <FigureCells figures={row} currency={breakdown.currency} />
                     </tr>
                   ))}
                   <tr data-id="(other)">
                     <th scope="row">All other {names.many}</th>
-                    {COLUMNS.map((column) => (
-                      <td key={column.key} className="number" data-figure={column.key}>
-                        {column.key === 'earnings_micros' ? formatMoney(breakdown.other.earnings_micros, breakdown.currency) : formatCount(breakdown.other[column.key])}
-                      </td>
-                    ))}
+                    <FigureCells figures={breakdown.other} currency={breakdown.currency} />
                   </tr>
                 </tbody>
               </table>
@@ -138,7 +112,13 @@ function BreakdownTable({ by, range, traffic, refresh }: { by: By; range: TimeRa
               {STATUS_LABELS[breakdown.status] ?? breakdown.status}, processed through{' '}
               <time dateTime={breakdown.processed_through}>{formatInstant(breakdown.processed_through, breakdown.timezone)}</time>.
             </p>
-            <BreakdownCsvDownload query={query} title={names.title} />
+            <CsvDownload
+              path="/agent/dashboard/reporting/breakdown"
+              query={query}
+              fallbackName={`breakdown-${query.time_range}-by-${query.by}.csv`}
+              what="table"
+              label={`Download ${names.title.toLowerCase()} CSV`}
+            />
           </>
         )}
       </ResourceView>
@@ -146,45 +126,11 @@ function BreakdownTable({ by, range, traffic, refresh }: { by: By; range: TimeRa
   );
 }
 
-function BreakdownCsvDownload({ query, title }: { query: { time_range: TimeRange; by: By; sort: Sort; limit: number; traffic: Traffic }; title: string }) {
-  const { api } = useServices();
-  const [message, setMessage] = useState('');
-  const [busy, setBusy] = useState(false);
-  const download = async () => {
-    setBusy(true);
-    setMessage('Preparing the download…');
-    try {
-      const outcome = await api.download('/agent/dashboard/reporting/breakdown', {
-        query: { ...query, format: 'csv' },
-        fallbackName: `breakdown-${query.time_range}-by-${query.by}.csv`,
-      });
-      if (outcome.kind === 'ok') {
-        const url = URL.createObjectURL(outcome.data.blob);
-        const link = document.createElement('a');
-        link.href = url;
-        link.download = outcome.data.filename;
-        document.body.append(link);
-        link.click();
-        link.remove();
-        setTimeout(() => URL.revokeObjectURL(url), 10_000);
-        setMessage(`Downloaded ${outcome.data.filename}.`);
-      } else if (outcome.kind === 'preparing') {
-        setMessage('This table is being prepared; try the download again in a minute.');
-      } else if (outcome.kind === 'unavailable' || outcome.kind === 'network') {
-        setMessage('The download is temporarily unavailable. Please try again.');
-      } else if (outcome.kind === 'problem') {
-        setMessage(`The download failed: ${outcome.problem.detail ?? outcome.problem.title ?? `HTTP ${outcome.status}`}`);
-      }
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <div className="download">
-      <button type="button" onClick={() => void download()} disabled={busy}>
-        Download {title.toLowerCase()} CSV
-      </button>
-      <span role="status">{message}</span>
-    </div>
-  );
+/** The five figures of a row, in the columns' order: counts grouped, earnings as money. */
+function FigureCells({ figures, currency }: { figures: ReportBreakdown['other']; currency: string }) {
+  return COLUMNS.map((column) => (
+    <td key={column.key} className="number" data-figure={column.key}>
+      {column.key === 'earnings_micros' ? formatMoney(figures.earnings_micros, currency) : formatCount(figures[column.key])}
+    </td>
+  ));
 }

@@ -1,5 +1,6 @@
 import { lazy, Suspense, useState } from 'react';
 import type { Report, ReportSeries } from '../api/types.js';
+import { CsvDownload } from '../components/csv-download.js';
 import { EarningsAreNotBalancesNote } from '../components/notes.js';
 import { PageHeading } from '../components/page-heading.js';
 import { ResourceView } from '../components/resource-view.js';
@@ -9,6 +10,7 @@ import { bucketLabel, formatInstant } from '../format/time.js';
 import { defaultGranularity, granularitiesFor, TIME_RANGES, type Granularity, type Route, type TimeRange, type Traffic } from '../routing/routes.js';
 import { navigate } from '../routing/use-route.js';
 import { useResource } from '../state/use-resource.js';
+import { RangeSelect, RefreshableHeading, TrafficSwitch } from './reporting-controls.js';
 import { COVERAGE_LABELS, FIGURES, GRANULARITY_LABELS, RANGE_LABELS, STATUS_LABELS } from './reporting-labels.js';
 
 // The chart library is loaded only when a chart is shown (not on the sign-in page).
@@ -27,23 +29,12 @@ export function ReportingPage({ route }: { route: ReportingRoute }) {
   return (
     <>
       <PageHeading title="Reporting">Reporting</PageHeading>
-      <fieldset className="switch">
-        <legend>Traffic</legend>
-        {(['live', 'test'] as Traffic[]).map((traffic) => (
-          <label key={traffic}>
-            <input type="radio" name="traffic" value={traffic} checked={route.traffic === traffic} onChange={() => go(route, { traffic })} />
-            {traffic === 'live' ? 'Live traffic (live keys)' : 'Test traffic (test keys)'}
-          </label>
-        ))}
-      </fieldset>
+      <TrafficSwitch traffic={route.traffic} onChange={(traffic) => go(route, { traffic })} />
 
       <section aria-labelledby="totals-heading">
-        <div className="section-head">
-          <h2 id="totals-heading">Totals by range</h2>
-          <button type="button" className="secondary" onClick={() => setRefresh((n) => n + 1)}>
-            Refresh
-          </button>
-        </div>
+        <RefreshableHeading id="totals-heading" onRefresh={() => setRefresh((n) => n + 1)}>
+          Totals by range
+        </RefreshableHeading>
         <div className="table-scroll">
           <table className="totals" data-testid="totals">
             <caption className="visually-hidden">Totals of {route.traffic} traffic for each of the six ranges</caption>
@@ -76,16 +67,7 @@ export function ReportingPage({ route }: { route: ReportingRoute }) {
       <section aria-labelledby="series-heading">
         <h2 id="series-heading">Activity over time</h2>
         <div className="controls">
-          <label>
-            Range
-            <select value={route.range} onChange={(event) => go(route, { range: event.target.value as TimeRange })}>
-              {TIME_RANGES.map((range) => (
-                <option key={range} value={range}>
-                  {RANGE_LABELS[range]}
-                </option>
-              ))}
-            </select>
-          </label>
+          <RangeSelect range={route.range} onChange={(range) => go(route, { range })} />
           <label>
             Buckets
             <select value={route.granularity} onChange={(event) => go(route, { granularity: event.target.value as Granularity })}>
@@ -176,7 +158,13 @@ function SeriesView({ route, refresh }: { route: ReportingRoute; refresh: number
           <Suspense fallback={<p role="status">Loading the chart…</p>}>
             <SeriesChart series={series} />
           </Suspense>
-          <CsvDownload query={query} />
+          <CsvDownload
+            path="/agent/dashboard/reporting/series"
+            query={query}
+            fallbackName={`report-${query.time_range}-${query.granularity}.csv`}
+            what="series"
+            label="Download CSV"
+          />
           <details>
             <summary>Show the data as a table</summary>
             <SeriesTable series={series} />
@@ -221,49 +209,6 @@ export function SeriesTable({ series }: { series: ReportSeries }) {
           ))}
         </tbody>
       </table>
-    </div>
-  );
-}
-
-function CsvDownload({ query }: { query: { time_range: TimeRange; granularity: Granularity; traffic: Traffic } }) {
-  const { api } = useServices();
-  const [message, setMessage] = useState('');
-  const [busy, setBusy] = useState(false);
-  const download = async () => {
-    setBusy(true);
-    setMessage('Preparing the download…');
-    try {
-      const outcome = await api.download('/agent/dashboard/reporting/series', {
-        query: { ...query, format: 'csv' },
-        fallbackName: `report-${query.time_range}-${query.granularity}.csv`,
-      });
-      if (outcome.kind === 'ok') {
-        const url = URL.createObjectURL(outcome.data.blob);
-        const link = document.createElement('a');
-        link.href = url;
-        link.download = outcome.data.filename;
-        document.body.append(link);
-        link.click();
-        link.remove();
-        setTimeout(() => URL.revokeObjectURL(url), 10_000);
-        setMessage(`Downloaded ${outcome.data.filename}.`);
-      } else if (outcome.kind === 'preparing') {
-        setMessage('This series is being prepared; try the download again in a minute.');
-      } else if (outcome.kind === 'unavailable' || outcome.kind === 'network') {
-        setMessage('The download is temporarily unavailable. Please try again.');
-      } else if (outcome.kind === 'problem') {
-        setMessage(`The download failed: ${outcome.problem.detail ?? outcome.problem.title ?? `HTTP ${outcome.status}`}`);
-      }
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <div className="download">
-      <button type="button" onClick={() => void download()} disabled={busy}>
-        Download CSV
-      </button>
-      <span role="status">{message}</span>
     </div>
   );
 }

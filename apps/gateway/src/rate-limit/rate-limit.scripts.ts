@@ -9,6 +9,22 @@
  */
 
 /**
+ * What every script starts with: Redis's time `now` (ms), the bucket's `window` and `interval`
+ * (ARGV[1] limit, ARGV[2] window ms), its TAT (0 when the key is gone: the bucket is full),
+ * and `store`, which keeps a new TAT until the bucket is full again.
+ */
+const GCRA_STATE = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local window = tonumber(ARGV[2])
+local interval = window / tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local function store(next_tat)
+  redis.call('SET', KEYS[1], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
+end
+`;
+
+/**
  * A request by an authenticated principal: takes tokens from its bucket.
  * KEYS[1] the principal's bucket. ARGV[1] limit (> 0), ARGV[2] window ms, ARGV[3] tokens wanted
  * (a lease: the gateway serves the next requests of this principal from it without asking
@@ -16,19 +32,13 @@
  * Returns {code, remaining, retry_ms, reset_ms, granted}: code 0 allowed (granted ≥ 1 tokens,
  * at most the ones wanted and the ones in the bucket), 1 over the limit (nothing taken).
  */
-export const CONSUME_SCRIPT = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
-local window = tonumber(ARGV[2])
-local interval = window / tonumber(ARGV[1])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
+export const CONSUME_SCRIPT = `${GCRA_STATE}if tat < now then tat = now end
 local over = tat + interval - now - window
 if over > 0 then return {1, 0, math.ceil(over), math.ceil(tat - now), 0} end
 local room = math.floor((window - (tat - now)) / interval + 1e-9)
 local granted = math.max(1, math.min(tonumber(ARGV[3]), room))
 local next_tat = tat + granted * interval
-redis.call('SET', KEYS[1], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
+store(next_tat)
 return {0, math.floor((window - (next_tat - now)) / interval), 0, math.ceil(next_tat - now), granted}
 `;
 
@@ -39,17 +49,11 @@ return {0, math.floor((window - (next_tat - now)) / interval), 0, math.ceil(next
  * blocked (not counted: a blocked address does not extend its own block); blocked_ms how long
  * the address is refused from now on (0: it is not).
  */
-export const FAILURE_SCRIPT = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
-local window = tonumber(ARGV[2])
-local interval = window / tonumber(ARGV[1])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
+export const FAILURE_SCRIPT = `${GCRA_STATE}if tat < now then tat = now end
 local next_tat = tat + interval
 local over = next_tat - now - window
 if over > 0 then return {1, math.ceil(over)} end
-redis.call('SET', KEYS[1], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
+store(next_tat)
 local blocked = next_tat + interval - now - window
 if blocked > 0 then return {0, math.ceil(blocked)} end
 return {0, 0}
@@ -61,18 +65,12 @@ return {0, 0}
  * Moves the TAT back by that many intervals, never before now (a bucket is never fuller than
  * full); the key goes when the bucket is full. Returns the tokens the bucket holds afterwards.
  */
-export const RETURN_SCRIPT = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
-local window = tonumber(ARGV[2])
-local interval = window / tonumber(ARGV[1])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat <= now then return math.floor(window / interval) end
+export const RETURN_SCRIPT = `${GCRA_STATE}if tat <= now then return math.floor(window / interval) end
 local next_tat = math.max(now, tat - tonumber(ARGV[3]) * interval)
 if next_tat <= now then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('SET', KEYS[1], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now))
+  store(next_tat)
 end
 return math.floor((window - (next_tat - now)) / interval)
 `;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { counter, type Logger } from '#libs/observability';
 import type { GatewayEnv } from '../config/gateway.env.js';
-import { FailOpenRedis } from './fail-open-redis.js';
+import { FailOpenRedis, type FailOpenRedisOptions } from './fail-open-redis.js';
 import type { LeaseAnswer, LeaseStore } from './lease-book.js';
 import { CONSUME_SCRIPT, FAILURE_SCRIPT, RETURN_SCRIPT } from './rate-limit.scripts.js';
 
@@ -39,6 +39,20 @@ export function redisKeyPrefix(area: string, databaseUrl: string): string {
   return `weave:${area}:{${rateLimitNamespace(databaseUrl)}}`;
 }
 
+/**
+ * A fail-open connection to the gateway's Redis (REDIS_URL, REDIS_TLS_CA_FILE, checks bounded by
+ * RATE_LIMIT_REDIS_TIMEOUT_MS), and the prefix of `area`'s keys in it: the rate limiter's, the
+ * tracking checks'.
+ */
+export function gatewayRedis<Commands extends object>(
+  env: GatewayEnv,
+  area: string,
+  options: Omit<FailOpenRedisOptions, 'url' | 'tlsCaFile' | 'timeoutMs'>,
+): { redis: FailOpenRedis<Commands>; prefix: string } {
+  const prefix = redisKeyPrefix(area, env.DATABASE_URL);
+  return { redis: new FailOpenRedis<Commands>({ url: env.REDIS_URL, tlsCaFile: env.REDIS_TLS_CA_FILE, timeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS, ...options }), prefix };
+}
+
 /** What CONSUME_SCRIPT answers: code, remaining, retry_ms, reset_ms, granted. */
 type ConsumeResult = [number, number, number, number, number];
 
@@ -62,12 +76,8 @@ export class RateLimitStore implements LeaseStore {
   private readonly prefix: string;
 
   constructor(env: GatewayEnv, logger: Logger, lazy: boolean) {
-    this.prefix = redisKeyPrefix('ratelimit', env.DATABASE_URL);
-    this.redis = new FailOpenRedis<LimiterCommands>({
-      url: env.REDIS_URL,
-      tlsCaFile: env.REDIS_TLS_CA_FILE,
+    ({ redis: this.redis, prefix: this.prefix } = gatewayRedis<LimiterCommands>(env, 'ratelimit', {
       name: 'gateway-rate-limit',
-      timeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS,
       lazy,
       scripts: {
         rateLimitConsume: { numberOfKeys: 1, lua: CONSUME_SCRIPT },
@@ -77,7 +87,7 @@ export class RateLimitStore implements LeaseStore {
       logger,
       countFailOpen: () => failOpens.inc(),
       warning: 'rate limiter: Redis unavailable, requests pass unlimited',
-    });
+    }));
   }
 
   ready(ms: number): Promise<boolean> {

@@ -16,7 +16,7 @@ import {
   type BreakdownSort,
   type TimeRange,
 } from '#libs/contracts';
-import { SERIES_FORMATS, TimeRangeParameter, type SeriesFormat } from './series-query.dto.js';
+import { FormatParameter, SERIES_FORMATS, TimeRangeParameter, type SeriesFormat } from './series-query.dto.js';
 
 /** limit: decimal digits only (no sign, exponent, fraction or spaces), 1–100. */
 function LimitParameter(): PropertyDecorator {
@@ -88,13 +88,6 @@ export class BreakdownQueryDto {
   @IsIn(BREAKDOWN_SORTS, { message: ({ value }) => `Unsupported sort ${shownValue(value)}: ${BREAKDOWN_SORTS.join(', ')}.` })
   sort: BreakdownSort = DEFAULT_BREAKDOWN_SORT;
 
-  @ApiPropertyOptional({
-    type: 'string',
-    enum: SERIES_FORMATS,
-    default: 'json',
-    description: 'json (default), or csv: text/csv; charset=utf-8 with a header line, one line per row and other last (RFC 4180), as an attachment.',
-    example: 'csv',
-  })
-  @IsIn(SERIES_FORMATS, { message: ({ value }) => `Unsupported format ${shownValue(value)}: json or csv.` })
+  @FormatParameter('a header line, one line per row and other last (RFC 4180)')
   format: SeriesFormat = 'json';
 }

@@ -18,6 +18,20 @@ export function TimeRangeParameter(description: string): PropertyDecorator {
   );
 }
 
+/** format, json (default) or csv: an attachment of text/csv with `lines`. */
+export function FormatParameter(lines: string): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      type: 'string',
+      enum: SERIES_FORMATS,
+      default: 'json',
+      description: `json (default), or csv: text/csv; charset=utf-8 with ${lines}, as an attachment.`,
+      example: 'csv',
+    }),
+    IsIn(SERIES_FORMATS, { message: ({ value }) => `Unsupported format ${shownValue(value)}: json or csv.` }),
+  );
+}
+
 /** The query of GET /agent/reporting/series (DESIGN §7): time_range, granularity, format. */
 export class SeriesQueryDto {
   @TimeRangeParameter('The period, as for GET /agent/reporting: today (from local midnight), 1d/7d/30d/90d (rolling windows ending at processed_through) or all.')
@@ -33,13 +47,6 @@ export class SeriesQueryDto {
   @applyDecorators(IsIn(SERIES_GRANULARITIES, { message: ({ value }) => `Unsupported granularity ${shownValue(value)}: hour or day.` }), FitsTimeRange())
   granularity?: SeriesGranularity;
 
-  @ApiPropertyOptional({
-    type: 'string',
-    enum: SERIES_FORMATS,
-    default: 'json',
-    description: 'json (default), or csv: text/csv; charset=utf-8 with a header line and one line per bucket (RFC 4180, UTC timestamps), as an attachment.',
-    example: 'csv',
-  })
-  @IsIn(SERIES_FORMATS, { message: ({ value }) => `Unsupported format ${shownValue(value)}: json or csv.` })
+  @FormatParameter('a header line and one line per bucket (RFC 4180, UTC timestamps)')
   format: SeriesFormat = 'json';
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { REPORT_CURRENCY, SERIES_GRANULARITIES, TIME_RANGES, type ReportSeries, type SeriesBucket, type SeriesGranularity, type TimeRange } from '#libs/contracts';
+import { SERIES_GRANULARITIES, type ReportSeries, type SeriesBucket, type SeriesGranularity } from '#libs/contracts';
 import { seriesCsv } from './series-csv.js';
+import { FigureProperties, FiguresDto, SPLIT_EXAMPLE_PERIOD, SplitReportDto, SplitReportProperties, TIMESTAMP } from './split-report.dto.js';
 
 /**
  * Response schemas of the series routes for the OpenAPI document (DESIGN §7). They describe the
@@ -8,21 +9,13 @@ import { seriesCsv } from './series-csv.js';
  * (`implements` makes the compiler refuse a class that lacks a field).
  */
 
-const TIMESTAMP = { type: 'string', format: 'date-time' } as const;
-const COUNT = { type: 'integer', minimum: 0 } as const;
-
 /** A daily 7d series in Asia/Kathmandu (local midnight is 18:15 UTC): the first and last buckets clipped to the period. */
 export const SERIES_EXAMPLE: ReportSeries = {
   agent_id: 'agent_7f3c2a',
   time_range: '7d',
   granularity: 'day',
   timezone: 'Asia/Kathmandu',
-  is_test: false,
-  start_at: '2026-11-18T10:00:00.000Z',
-  end_at: '2026-11-25T10:00:00.000Z',
-  processed_through: '2026-11-25T10:00:00.000Z',
-  status: 'ready',
-  currency: REPORT_CURRENCY,
+  ...SPLIT_EXAMPLE_PERIOD,
   buckets: [
     ['2026-11-18T10:00:00.000Z', '2026-11-18T18:15:00.000Z', 96, 11, 2, 0, 2400000],
     ['2026-11-18T18:15:00.000Z', '2026-11-19T18:15:00.000Z', 262, 30, 5, 1, 6820000],
@@ -47,27 +40,13 @@ export const SERIES_EXAMPLE: ReportSeries = {
 export const SERIES_CSV_EXAMPLE = seriesCsv(SERIES_EXAMPLE);
 
 @ApiSchema({ name: 'SeriesBucket', description: 'One bucket: the figures of the recommendations created in [start_at, end_at).' })
-export class SeriesBucketDto implements SeriesBucket {
+@FigureProperties(SERIES_EXAMPLE.buckets[1])
+export class SeriesBucketDto extends FiguresDto implements SeriesBucket {
   @ApiProperty({ ...TIMESTAMP, description: 'Inclusive start (UTC): a local midnight or hour start of the reporting timezone, or the period start for the first bucket.', example: SERIES_EXAMPLE.buckets[1].start_at })
   start_at: string;
 
   @ApiProperty({ ...TIMESTAMP, description: 'Exclusive end (UTC): the next bucket\'s start, or the period end for the last bucket.', example: SERIES_EXAMPLE.buckets[1].end_at })
   end_at: string;
-
-  @ApiProperty({ ...COUNT, description: 'Unique recommendations shown.', example: SERIES_EXAMPLE.buckets[1].exposures })
-  exposures: number;
-
-  @ApiProperty({ ...COUNT, description: 'Recommendations currently marked clicked, engaged or converted.', example: SERIES_EXAMPLE.buckets[1].clicks })
-  clicks: number;
-
-  @ApiProperty({ ...COUNT, description: 'Recommendations currently marked engaged.', example: SERIES_EXAMPLE.buckets[1].engagements })
-  engagements: number;
-
-  @ApiProperty({ ...COUNT, description: 'Recommendations currently marked converted.', example: SERIES_EXAMPLE.buckets[1].conversions })
-  conversions: number;
-
-  @ApiProperty({ type: 'integer', format: 'int64', description: 'Recorded net earnings in micros (may be negative after reversals).', example: SERIES_EXAMPLE.buckets[1].earnings_micros })
-  earnings_micros: number;
 }
 
 @ApiSchema({
@@ -76,37 +55,13 @@ export class SeriesBucketDto implements SeriesBucket {
     'The report of a scope split into buckets of the platform reporting timezone (HTTP 200). Buckets are ascending and consecutive and cover [start_at, end_at) exactly ' +
     '(for all: from the local day of the first counted recommendation); summed over the buckets, each figure equals the Report of the same scope at the same processed_through.',
 })
-export class ReportSeriesDto implements ReportSeries {
-  @ApiProperty({ type: 'string', description: 'Identifier of the platform.', example: SERIES_EXAMPLE.agent_id })
-  agent_id: string;
-
-  @ApiProperty({ type: 'string', enum: TIME_RANGES, description: 'The period requested.', example: SERIES_EXAMPLE.time_range })
-  time_range: TimeRange;
-
-  @ApiProperty({ type: 'string', enum: SERIES_GRANULARITIES, description: 'The bucket size.', example: SERIES_EXAMPLE.granularity })
+@SplitReportProperties(SERIES_EXAMPLE, {
+  split: { granularity: { type: 'string', enum: SERIES_GRANULARITIES, description: 'The bucket size.', example: SERIES_EXAMPLE.granularity } },
+  timezone: 'IANA timezone whose local midnights or hours are the bucket edges (the platform reporting timezone).',
+  processedThrough: 'Processing cutoff the series reflects; the Report with the same value has the bucket sums as its figures.',
+  content: { buckets: { type: [SeriesBucketDto], description: 'Ascending and consecutive; empty for all when nothing has been counted.' } },
+})
+export class ReportSeriesDto extends SplitReportDto implements ReportSeries {
   granularity: SeriesGranularity;
-
-  @ApiProperty({ type: 'string', description: 'IANA timezone whose local midnights or hours are the bucket edges (the platform reporting timezone).', example: SERIES_EXAMPLE.timezone })
-  timezone: string;
-
-  @ApiProperty({ type: 'boolean', description: 'true for test traffic, false for live traffic.', example: false })
-  is_test: boolean;
-
-  @ApiProperty({ ...TIMESTAMP, nullable: true, description: 'Inclusive start of the period (UTC), as in the Report; null for all.', example: SERIES_EXAMPLE.start_at })
-  start_at: string | null;
-
-  @ApiProperty({ ...TIMESTAMP, description: 'Exclusive end of the period (UTC), as in the Report.', example: SERIES_EXAMPLE.end_at })
-  end_at: string;
-
-  @ApiProperty({ ...TIMESTAMP, description: 'Processing cutoff the series reflects; the Report with the same value has the bucket sums as its figures.', example: SERIES_EXAMPLE.processed_through })
-  processed_through: string;
-
-  @ApiProperty({ type: 'string', enum: ['ready', 'stale'], description: 'As in the Report: stale when more than two minutes behind the processing cutoff.', example: SERIES_EXAMPLE.status })
-  status: 'ready' | 'stale';
-
-  @ApiProperty({ type: 'string', description: 'Currency of earnings_micros.', example: REPORT_CURRENCY })
-  currency: string;
-
-  @ApiProperty({ type: [SeriesBucketDto], description: 'Ascending and consecutive; empty for all when nothing has been counted.' })
   buckets: SeriesBucketDto[];
 }

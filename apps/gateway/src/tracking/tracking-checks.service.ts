@@ -2,9 +2,9 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import { LOGGER } from '#libs/bootstrap';
 import { counter, type Logger } from '#libs/observability';
 import { GatewayEnv } from '../config/gateway.env.js';
-import { FailOpenRedis } from '../rate-limit/fail-open-redis.js';
+import type { FailOpenRedis } from '../rate-limit/fail-open-redis.js';
 import { clientAddressKey } from '../rate-limit/client-address.js';
-import { RATE_LIMIT_WINDOW_MS, redisKeyPrefix } from '../rate-limit/rate-limit.store.js';
+import { RATE_LIMIT_WINDOW_MS, gatewayRedis } from '../rate-limit/rate-limit.store.js';
 import { ADMIT_SCRIPT } from './tracking-checks.scripts.js';
 
 /**
@@ -57,19 +57,15 @@ export class TrackingChecks implements OnModuleInit, OnApplicationShutdown {
     private readonly env: GatewayEnv,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.prefix = redisKeyPrefix('tracking', env.DATABASE_URL);
-    this.redis = new FailOpenRedis<TrackingCommands>({
-      url: env.REDIS_URL,
-      tlsCaFile: env.REDIS_TLS_CA_FILE,
+    ({ redis: this.redis, prefix: this.prefix } = gatewayRedis<TrackingCommands>(env, 'tracking', {
       name: 'gateway-tracking',
-      timeoutMs: env.RATE_LIMIT_REDIS_TIMEOUT_MS,
       scripts: { trackingAdmit: { numberOfKeys: 2, lua: ADMIT_SCRIPT } },
       // The admissions of concurrent requests, and the confirmations their PubAcks bring together, share writes.
       autoPipelining: true,
       logger,
       countFailOpen: () => failOpens.inc(),
       warning: 'tracking checks: Redis unavailable, tracking events are published without the per-address limit and the once-only check',
-    });
+    }));
   }
 
   async onModuleInit(): Promise<void> {

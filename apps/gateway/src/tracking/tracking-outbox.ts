@@ -1,10 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { LOGGER } from '#libs/bootstrap';
-import { OutboxRepository } from '#libs/database';
+import { Injectable } from '@nestjs/common';
+import { OutboxRepositoryOf } from '#libs/database';
 import { GatewayOutboxEntity } from '#libs/identity';
-import { NatsClient, OutboxRelay } from '#libs/nats';
-import type { Logger } from '#libs/observability';
+import { OutboxRelayOf } from '#libs/nats';
 import type { TrackingEvent } from './tracking-events.js';
 
 /**
@@ -12,11 +9,7 @@ import type { TrackingEvent } from './tracking-events.js';
  * written here, so its link still answers 204 / 302, and TrackingEventsRelay publishes it later.
  */
 @Injectable()
-export class TrackingOutbox extends OutboxRepository<TrackingEvent> {
-  constructor(dataSource: DataSource) {
-    super(dataSource.getRepository(GatewayOutboxEntity));
-  }
-}
+export class TrackingOutbox extends OutboxRepositoryOf<TrackingEvent>(GatewayOutboxEntity) {}
 
 /**
  * Publishes the tracking events left in the gateway's outbox (stream EVENTS, Nats-Msg-Id =
@@ -24,8 +17,4 @@ export class TrackingOutbox extends OutboxRepository<TrackingEvent> {
  * absorbs a repeat.
  */
 @Injectable()
-export class TrackingEventsRelay extends OutboxRelay {
-  constructor(nats: NatsClient, outbox: TrackingOutbox, @Inject(LOGGER) logger: Logger) {
-    super(nats, outbox, logger, { name: 'tracking', describes: 'Tracking events kept in the outbox after a failed publish' });
-  }
-}
+export class TrackingEventsRelay extends OutboxRelayOf(TrackingOutbox, { name: 'tracking', describes: 'Tracking events kept in the outbox after a failed publish' }) {}

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { COUNTER_NAMES, zeroCounters, type Counters } from '../rules/counting.js';
 import { MINUTE_MS } from '../rules/periods.js';
+import type { PeriodBuckets } from '../rules/rollup-ranges.js';
 
 export const QUARTER_MS = 15 * MINUTE_MS;
 /** A part-quarter of at most this many minutes is read from the state itself, a longer one as its quarter less the rest. */
@@ -138,4 +139,40 @@ export async function sumState(
     results.push(sums);
   }
   return results;
+}
+
+/**
+ * Adds the state's sums of each segment (sumState), times the segment's sign, to the figures
+ * `names` of `target(segment, scope key)` (a period's or a bucket's; undefined: not summed).
+ */
+export async function addStateSums<S extends StateSegment, Name extends keyof Counters>(
+  segments: readonly S[],
+  scopes: readonly { agentId: string; traffic: string }[],
+  manager: EntityManager,
+  names: readonly Name[],
+  target: (segment: S, key: string) => Record<Name, number> | undefined,
+): Promise<void> {
+  if (segments.length === 0) return;
+  const sums = await sumState(segments, scopes, manager);
+  segments.forEach((segment, i) => {
+    for (const [key, counters] of sums[i]) {
+      const figures = target(segment, key);
+      if (figures) for (const name of names) figures[name] += segment.sign * counters[name];
+    }
+  });
+}
+
+/**
+ * Every rollup range a decomposed period is read from, in order: its days, its hours, and each
+ * minute range followed by the quarter-hours of its part before `bound` (coarsenedParts).
+ */
+export function forEachRollupRange(parts: PeriodBuckets, bound: number, add: (grain: 'day' | 'hour' | 'quarter' | 'minute', from: Date | null, to: Date) => void): void {
+  for (const range of parts.days) add('day', range.from, range.to);
+  for (const range of parts.hours) add('hour', range.from, range.to);
+  for (const range of parts.minutes) {
+    add('minute', range.from, range.to);
+    for (const quarters of coarsenedParts(range.from!.getTime(), range.to.getTime(), bound).quarters) {
+      add('quarter', new Date(quarters.from), new Date(quarters.to));
+    }
+  }
 }

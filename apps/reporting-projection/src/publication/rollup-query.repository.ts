@@ -3,7 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { COUNTER_NAMES, zeroCounters, type Counters } from '../rules/counting.js';
 import { decomposePeriod } from '../rules/rollup-ranges.js';
 import type { Period } from '../rules/periods.js';
-import { coarsenedParts, minuteRollupsFrom, sumState, type StateSegment } from './coarsened-rollups.js';
+import { addStateSums, coarsenedParts, forEachRollupRange, minuteRollupsFrom, type StateSegment } from './coarsened-rollups.js';
 
 export interface ScopeKey {
   agentId: string;
@@ -58,16 +58,7 @@ export class RollupQueryRepository {
     });
     if (scopes.length === 0) return results;
     const bound = await minuteRollupsFrom(manager);
-    const state = RollupQueryRepository.stateSegments(periods, bound);
-    if (state.length > 0) {
-      const sums = await sumState(state, scopes, manager);
-      state.forEach((segment, i) => {
-        for (const [key, counters] of sums[i]) {
-          const target = results[segment.period].get(key);
-          if (target) for (const name of COUNTER_NAMES) target[name] += segment.sign * counters[name];
-        }
-      });
-    }
+    await addStateSums(RollupQueryRepository.stateSegments(periods, bound), scopes, manager, COUNTER_NAMES, (segment, key) => results[segment.period].get(key));
     for (const scan of RollupQueryRepository.buildScans(periods, scopes, bound)) {
       const rows: Record<string, string | null>[] = await manager.query(scan.sql, scan.parameters);
       for (const row of rows) {
@@ -109,14 +100,7 @@ export class RollupQueryRepository {
         if (!bound) group.bounds.set(TIME_KEY(from), (bound = { from, periods: [] }));
         bound.periods.push(index);
       };
-      for (const range of buckets.days) add('day', range.from, range.to);
-      for (const range of buckets.hours) add('hour', range.from, range.to);
-      for (const range of buckets.minutes) {
-        add('minute', range.from, range.to);
-        for (const quarters of coarsenedParts(range.from!.getTime(), range.to.getTime(), bound).quarters) {
-          add('quarter', new Date(quarters.from), new Date(quarters.to));
-        }
-      }
+      forEachRollupRange(buckets, bound, add);
     });
 
     return [...groups.values()].map((group) => {

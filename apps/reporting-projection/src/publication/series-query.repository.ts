@@ -5,7 +5,7 @@ import { counter } from '#libs/observability';
 import { decomposePeriod } from '../rules/rollup-ranges.js';
 import type { SeriesBucketBounds } from '../rules/series-buckets.js';
 import { scopeKey, type ScopeKey } from './rollup-query.repository.js';
-import { coarsenedParts, minuteRollupsFrom, sumState, type StateSegment } from './coarsened-rollups.js';
+import { addStateSums, coarsenedParts, forEachRollupRange, minuteRollupsFrom, type StateSegment } from './coarsened-rollups.js';
 
 type Grain = 'day' | 'hour' | 'quarter' | 'minute';
 const GRAINS: readonly Grain[] = ['day', 'hour', 'quarter', 'minute'];
@@ -45,16 +45,7 @@ export class SeriesQueryRepository {
     let rowsRead = 0;
     if (scopes.length === 0 || buckets.length === 0) return { sums, rowsRead };
     const bound = await minuteRollupsFrom(manager);
-    const state = SeriesQueryRepository.stateSegments(buckets, bound);
-    if (state.length > 0) {
-      const stateSums = await sumState(state, scopes, manager);
-      state.forEach((segment, i) => {
-        for (const [key, counters] of stateSums[i]) {
-          const figures = sums.get(key)?.[segment.bucket];
-          if (figures) for (const name of SERIES_FIGURES) figures[name] += segment.sign * counters[name];
-        }
-      });
-    }
+    await addStateSums(SeriesQueryRepository.stateSegments(buckets, bound), scopes, manager, SERIES_FIGURES, (segment, key) => sums.get(key)?.[segment.bucket]);
     for (const scan of SeriesQueryRepository.buildScans(buckets, scopes, bound)) {
       const rows: Record<string, string>[] = await manager.query(scan.sql, scan.parameters);
       let read = 0;
@@ -94,14 +85,7 @@ export class SeriesQueryRepository {
         ranges[grain].from.push(from!.toISOString());
         ranges[grain].to.push(to.toISOString());
       };
-      for (const range of parts.days) add('day', range.from, range.to);
-      for (const range of parts.hours) add('hour', range.from, range.to);
-      for (const range of parts.minutes) {
-        add('minute', range.from, range.to);
-        for (const quarters of coarsenedParts(range.from!.getTime(), range.to.getTime(), bound).quarters) {
-          add('quarter', new Date(quarters.from), new Date(quarters.to));
-        }
-      }
+      forEachRollupRange(parts, bound, add);
     });
     const agents = scopes.map((s) => s.agentId);
     const traffics = scopes.map((s) => s.traffic);

@@ -1,6 +1,7 @@
-import { REPORT_CURRENCY, type BreakdownSort, type ReportBreakdown } from '#libs/contracts';
+import type { BreakdownSort, ReportBreakdown } from '#libs/contracts';
 import { BREAKDOWN_FIGURES } from '../ingestion/breakdown-deltas.js';
 import type { BreakdownSnapshot } from '../publication/breakdown-snapshot.js';
+import { presentSplit } from './split.presenter.js';
 
 /**
  * The breakdown of DESIGN §9 from a stored snapshot: the first `limit` rows of the sort key's
@@ -11,18 +12,5 @@ export function presentBreakdown(snapshot: BreakdownSnapshot, status: ReportBrea
   const rows = snapshot.tops[sort].slice(0, limit);
   const other = { ...snapshot.totals };
   for (const row of rows) for (const name of BREAKDOWN_FIGURES) other[name] -= row[name];
-  return {
-    agent_id: snapshot.agentId,
-    time_range: snapshot.timeRange,
-    by: snapshot.by,
-    timezone: snapshot.timezone,
-    is_test: snapshot.traffic === 'test',
-    start_at: snapshot.start ? snapshot.start.toISOString() : null,
-    end_at: snapshot.end.toISOString(),
-    processed_through: snapshot.processedThrough.toISOString(),
-    status,
-    currency: REPORT_CURRENCY,
-    rows,
-    other,
-  };
+  return presentSplit(snapshot, status, { by: snapshot.by }, { rows, other });
 }

@@ -8,7 +8,7 @@ import { PublicationService } from '../publication/publication.service.js';
 import { reportStatus } from '../rules/coverage.js';
 import { presentBreakdown } from './breakdown.presenter.js';
 import { PublishedCaches, type PublishedCache } from './published-cache.js';
-import { presentPreparing } from './report.presenter.js';
+import { prepareFirstRequest } from './published-replies.js';
 
 interface Kept {
   snapshot: BreakdownSnapshot;
@@ -50,8 +50,6 @@ export class BreakdownService {
       if (!json) kept.json.set(key, (json = RawJson.of(JSON.stringify(presentBreakdown(kept.snapshot, status, request.sort, request.limit)))));
       return json;
     }
-    await this.snapshots.register(scope);
-    void this.publication.prepare({ agentId: scope.agentId, traffic: scope.traffic, timeRange: scope.timeRange });
-    return presentPreparing(scope.agentId, scope.traffic, scope.timeRange);
+    return prepareFirstRequest(this.publication, scope, () => this.snapshots.register(scope));
   }
 }

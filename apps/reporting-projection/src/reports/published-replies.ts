@@ -1,7 +1,10 @@
-import type { Report } from '#libs/contracts';
+import type { PreparingReport, Report } from '#libs/contracts';
 import { RawJson } from '#libs/nats';
+import type { PublicationService } from '../publication/publication.service.js';
+import type { ScopeRef } from '../publication/snapshot.js';
 import { reportStatus } from '../rules/coverage.js';
 import type { PublishedCache } from './published-cache.js';
+import { presentPreparing } from './report.presenter.js';
 
 type Status = Report['status'];
 
@@ -33,4 +36,16 @@ export class PublishedReplies<S extends { processedThrough: Date }> {
     const status = reportStatus(kept.snapshot.processedThrough, new Date(), this.staleAfterMs);
     return (kept.json[status] ??= RawJson.of(JSON.stringify(this.present(kept.snapshot, status))));
   }
+}
+
+/**
+ * The answer to the first request of a scope (DESIGN §5): the scope registered (a series or a
+ * breakdown together with its report scope), its report scope prepared at once in the
+ * background, and the PreparingReport meanwhile.
+ */
+export async function prepareFirstRequest(publication: PublicationService, scope: ScopeRef, register: () => Promise<unknown>): Promise<PreparingReport> {
+  await register();
+  const report: ScopeRef = { agentId: scope.agentId, traffic: scope.traffic, timeRange: scope.timeRange };
+  void publication.prepare(report);
+  return presentPreparing(report.agentId, report.traffic, report.timeRange);
 }

@@ -3,14 +3,12 @@ import { BreakdownRequestDto, ReportRequestDto, RpcSubjects, SeriesRequestDto, t
 import { RpcController, type RawJson } from '#libs/nats';
 import { BreakdownService } from './breakdown.service.js';
 import { ReportService } from './report.service.js';
-import { SeriesService } from './series.service.js';
 
 /** `reporting.v1.report.get`, `reporting.v1.series.get` and `reporting.v1.breakdown.get`, answered in the reporting queue group. */
 @RpcController()
 export class ReportController {
   constructor(
     private readonly reports: ReportService,
-    private readonly series: SeriesService,
     private readonly breakdowns: BreakdownService,
   ) {}
 
@@ -23,7 +21,7 @@ export class ReportController {
   /** A ready series as its serialized JSON (RawJson), a new one as the PreparingReport of DESIGN §5. */
   @MessagePattern(RpcSubjects.seriesGet)
   seriesOf(@Payload() request: SeriesRequestDto): Promise<RawJson | PreparingReport> {
-    return this.series.series(request);
+    return this.reports.seriesOf(request);
   }
 
   /** A ready breakdown as its serialized JSON (RawJson), a new one as the PreparingReport of DESIGN §5. */

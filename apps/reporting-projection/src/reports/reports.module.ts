@@ -4,12 +4,11 @@ import { BreakdownService } from './breakdown.service.js';
 import { PublishedCaches } from './published-cache.js';
 import { ReportController } from './report.controller.js';
 import { ReportService } from './report.service.js';
-import { SeriesService } from './series.service.js';
 
 /** Answers report, series and breakdown requests from the published snapshots. */
 @Module({
   imports: [PublicationModule],
   controllers: [ReportController],
-  providers: [PublishedCaches, ReportService, SeriesService, BreakdownService],
+  providers: [PublishedCaches, ReportService, BreakdownService],
 })
 export class ReportsModule {}

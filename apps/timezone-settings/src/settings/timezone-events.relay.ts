@@ -1,19 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { LOGGER } from '#libs/bootstrap';
+import { Injectable } from '@nestjs/common';
 import type { TimezoneChangedEventDto } from '#libs/contracts';
-import { OutboxRepository } from '#libs/database';
-import { NatsClient, OutboxRelay } from '#libs/nats';
-import type { Logger } from '#libs/observability';
+import { OutboxRepositoryOf } from '#libs/database';
+import { OutboxRelayOf } from '#libs/nats';
 import { TimezoneOutboxEntity } from './timezone-outbox.entity.js';
 
 /** The timezone-settings outbox: `settings.timezone.changed`, written with the change it announces. */
 @Injectable()
-export class TimezoneEventsOutbox extends OutboxRepository<TimezoneChangedEventDto> {
-  constructor(dataSource: DataSource) {
-    super(dataSource.getRepository(TimezoneOutboxEntity));
-  }
-}
+export class TimezoneEventsOutbox extends OutboxRepositoryOf<TimezoneChangedEventDto>(TimezoneOutboxEntity) {}
 
 /**
  * Publishes `settings.timezone.changed` from the timezone-settings outbox (stream SETTINGS):
@@ -21,8 +14,4 @@ export class TimezoneEventsOutbox extends OutboxRepository<TimezoneChangedEventD
  * updated_at, so a repeat is harmless.
  */
 @Injectable()
-export class TimezoneEventsRelay extends OutboxRelay {
-  constructor(nats: NatsClient, outbox: TimezoneEventsOutbox, @Inject(LOGGER) logger: Logger) {
-    super(nats, outbox, logger, { name: 'settings', describes: 'settings.timezone.changed events' });
-  }
-}
+export class TimezoneEventsRelay extends OutboxRelayOf(TimezoneEventsOutbox, { name: 'settings', describes: 'settings.timezone.changed events' }) {}
