@@ -223,7 +223,7 @@ describe('NatsRpcClient → NatsRpcServer', () => {
     const seen: string[] = [];
     const spy = await connect({ servers: nats.url });
     try {
-      spy.subscribe('_INBOX_rpc_test.>', { callback: (_error, msg) => seen.push(msg.subject) });
+      spy.subscribe('_INBOX_rpc_test.>', { callback: (_error, msg) => void seen.push(msg.subject) });
       await spy.flush();
       const prefixed = new NatsRpcClient({ connection: callerConnection, timeoutMs: 2000, inboxPrefix: '_INBOX_rpc_test' });
       expect(await firstValueFrom(prefixed.send(SUBJECT, { name: 'inbox', n: 3 }))).toMatchObject({ name: 'inbox', n: 3 });
