@@ -20,8 +20,6 @@ export {
 export { OutboxRelay, OutboxRelayOf, type OutboxEvent, type OutboxStore, type OutboxRelayOptions } from './outbox-relay.js';
 export { NatsRpcServer, type NatsRpcServerOptions } from './transport/nats-rpc.server.js';
 export { NatsRpcClient, NatsRpcRecord, RpcCallError, withRequestId, type NatsRpcClientOptions } from './transport/nats-rpc.client.js';
-export { JetStreamPublisher, type PubAck } from './transport/jetstream-publish.js';
-export { ReplyInbox, type ReplyOutcome } from './transport/reply-inbox.js';
 export { RpcValidationPipe } from './transport/rpc-validation.pipe.js';
 export { RpcErrorFilter } from './transport/rpc-error.filter.js';
 export { RpcController } from './transport/rpc-controller.decorator.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { LOGGER } from '#libs/bootstrap';
 import type { RankedRecommendation, Traffic } from '#libs/contracts';
-import { JetStreamPublisher, NatsClient } from '#libs/nats';
+import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
 import { IdentityCacheService } from '../auth/identity-cache.service.js';
 import { GatewayEnv } from '../config/gateway.env.js';
@@ -63,22 +63,18 @@ export class TrackingUnavailableError extends Error {
 @Injectable()
 export class TrackingService {
   private readonly encoder = new TextEncoder();
-  /** The events' publication with its PubAck, over one reply subscription (JetStreamPublisher). */
-  private readonly publisher: JetStreamPublisher;
   private baseUrl?: string;
 
   constructor(
     private readonly env: GatewayEnv,
-    nats: NatsClient,
+    private readonly nats: NatsClient,
     private readonly adapterHost: HttpAdapterHost,
     private readonly identity: IdentityCacheService,
     private readonly checks: TrackingChecks,
     private readonly outbox: TrackingOutbox,
     @Inject(TRACKING_SECRETS) private readonly secrets: TrackingSecrets,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {
-    this.publisher = new JetStreamPublisher(nats.connection);
-  }
+  ) {}
 
   /**
    * PUBLIC_BASE_URL without a trailing slash; unset, `http://127.0.0.1:<port>` with the port the
@@ -195,7 +191,7 @@ export class TrackingService {
   private async publish(kind: TrackingKind, event: TrackingEvent, requestId: string): Promise<'published' | 'duplicate' | 'deferred'> {
     const subject = trackingSubject(kind);
     try {
-      const ack = await this.publisher.publish(subject, this.encoder.encode(JSON.stringify(event)), {
+      const ack = await this.nats.jetstream.publish(subject, this.encoder.encode(JSON.stringify(event)), {
         msgID: event.event_id,
         timeout: TRACKING_PUBLISH_TIMEOUT_MS,
       });

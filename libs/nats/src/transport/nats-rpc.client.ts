@@ -1,9 +1,8 @@
 import { ClientProxy, NatsRecord, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
-import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { REQUEST_ID_HEADER, type RpcErrorCode } from '#libs/contracts';
 import { histogram } from '#libs/observability';
-import { ReplyInbox, type ReplyOutcome } from './reply-inbox.js';
 import { RawJson, decodeReply, encodeRequest } from './rpc-wire.js';
 
 const requestSeconds = histogram('weave_rpc_request_seconds', 'NATS request/reply round trips', ['subject', 'outcome']);
@@ -32,8 +31,6 @@ export interface NatsRpcClientOptions {
   timeoutMs: number;
   /** Results come back as RawJson (unparsed bytes, copied) instead of parsed values. */
   rawResults?: boolean;
-  /** The prefix of the reply subjects (a NATS user may subscribe only under `_INBOX_<user>`); by default the connection's. */
-  inboxPrefix?: string;
 }
 
 /**
@@ -69,9 +66,7 @@ export function withRequestId<T>(payload: T, requestId: string | undefined, opti
  * (`client.send(subject, payload)`). Nest's ClientNats subscribes to a new inbox for every
  * request; this client uses the connection's request multiplexer instead (one wildcard inbox
  * subscription for all requests), measured at a third more requests per second through the
- * gateway (docs/benchmarks.md), and that multiplexer is ours (ReplyInbox: a map entry and a timer
- * per request instead of the client's promises and its unobserved `RequestError` per completed
- * request). Replies are in the wire format of rpc-wire.ts. "No responders"
+ * gateway (docs/benchmarks.md). Replies are in the wire format of rpc-wire.ts. "No responders"
  * (NATS answers at once when nobody listens) and timeouts reject with an RpcCallError. A request
  * waits `timeoutMs`, or the timeout its NatsRpcRecord carries.
  *
@@ -84,11 +79,9 @@ export function withRequestId<T>(payload: T, requestId: string | undefined, opti
 export class NatsRpcClient extends ClientProxy {
   /** Requests made in this turn of the event loop, sent together at its end. */
   private queued: (() => void)[] = [];
-  private readonly inbox: ReplyInbox;
 
   constructor(private readonly options: NatsRpcClientOptions) {
     super();
-    this.inbox = new ReplyInbox(options.connection, options.inboxPrefix);
   }
 
   async connect(): Promise<NatsConnection> {
@@ -148,35 +141,39 @@ export class NatsRpcClient extends ClientProxy {
     end: (labels: { outcome: string }) => void,
     callback: (packet: WritePacket) => void,
   ): void {
-    const settle = (outcome: ReplyOutcome) => {
-      if ('error' in outcome) {
-        end({ outcome: 'unavailable' });
-        callback({ err: new RpcCallError(subject, 'unavailable', `${subject} did not answer: ${outcome.error}`, false) });
-        return;
-      }
-      let reply;
-      try {
-        reply = decodeReply(outcome.msg.data, this.options.rawResults);
-      } catch (error) {
-        end({ outcome: 'unavailable' });
-        callback({ err: new RpcCallError(subject, 'unavailable', (error as Error).message, false) });
-        return;
-      }
-      if (reply.ok) {
-        end({ outcome: 'ok' });
-        // A raw result is a view into the message's buffer: a copy, since the caller may keep it.
-        const response = reply.result instanceof RawJson ? new RawJson(Buffer.from(reply.result.bytes)) : reply.result;
-        callback({ response, isDisposed: true });
-      } else {
-        end({ outcome: reply.error.code });
-        callback({ err: new RpcCallError(subject, reply.error.code, reply.error.message, true) });
-      }
-    };
+    let sent: Promise<Msg>;
     try {
-      this.inbox.request(subject, data, headers, timeout, settle);
+      sent = this.options.connection.request(subject, data, { timeout, headers });
     } catch (error) {
-      settle({ error: (error as Error).message });
+      end({ outcome: 'unavailable' });
+      callback({ err: new RpcCallError(subject, 'unavailable', `${subject} did not answer: ${(error as Error).message}`, false) });
+      return;
     }
+    sent.then(
+      (msg) => {
+        let reply;
+        try {
+          reply = decodeReply(msg.data, this.options.rawResults);
+        } catch (error) {
+          end({ outcome: 'unavailable' });
+          callback({ err: new RpcCallError(subject, 'unavailable', (error as Error).message, false) });
+          return;
+        }
+        if (reply.ok) {
+          end({ outcome: 'ok' });
+          // A raw result is a view into the message's buffer: a copy, since the caller may keep it.
+          const response = reply.result instanceof RawJson ? new RawJson(Buffer.from(reply.result.bytes)) : reply.result;
+          callback({ response, isDisposed: true });
+        } else {
+          end({ outcome: reply.error.code });
+          callback({ err: new RpcCallError(subject, reply.error.code, reply.error.message, true) });
+        }
+      },
+      (error: Error) => {
+        end({ outcome: 'unavailable' });
+        callback({ err: new RpcCallError(subject, 'unavailable', `${subject} did not answer: ${error.message}`, false) });
+      },
+    );
   }
 
   protected async dispatchEvent<T = undefined>(packet: ReadPacket): Promise<T> {
