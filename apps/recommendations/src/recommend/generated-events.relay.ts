@@ -7,13 +7,24 @@ import type { RecommendationEventDto } from '#libs/contracts';
 import { OutboxRepository } from '#libs/database';
 import { NatsClient, OutboxRelay, type OutboxEvent } from '#libs/nats';
 import type { Logger } from '#libs/observability';
+import { quoteLiteral } from './recommendation.repository.js';
 
 /** How long the relay gathers the events of answers committed meanwhile before publishing them together. */
 export const RELAY_GATHER_MS = 20;
 /** At most this many events per gathered batch (one DELETE of their rows). */
 const RELAY_BATCH_EVENTS = 300;
 
-const DELETE_PUBLISHED = `DELETE FROM ${RECOMMENDATIONS_SCHEMA}.outbox WHERE event_id = ANY($1::text[])`;
+/**
+ * The rows of published events deleted in one message, its commit not waiting for the WAL flush
+ * (`synchronous_commit = off` for this transaction only): a delete lost to a PostgreSQL crash
+ * leaves rows whose events the sweep publishes again (JetStream drops the repeat by its
+ * Nats-Msg-Id, the projection absorbs one after the window), so its durability buys nothing and
+ * the flush was a disk wait per batch.
+ */
+export function deletePublished(eventIds: string[]): string {
+  const array = `{${eventIds.map((id) => `"${id.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
+  return `SET LOCAL synchronous_commit = off; DELETE FROM ${RECOMMENDATIONS_SCHEMA}.outbox WHERE event_id = ANY(${quoteLiteral(array)}::text[])`;
+}
 
 /** The recommendations outbox: `events.recommendation.generated`, written with the answer it announces. */
 @Injectable()
@@ -22,10 +33,10 @@ export class GeneratedEventsOutbox extends OutboxRepository<RecommendationEventD
     super(dataSource.getRepository(RecommendationOutboxEntity), 500);
   }
 
-  /** One statement of fixed text for a whole batch, on the DataSource's pg pool (no query builder or runner on the hot path). */
+  /** One DELETE for a whole batch, on the DataSource's pg pool (no query builder or runner on the hot path). */
   override async markPublished(eventIds: string[]): Promise<void> {
     if (eventIds.length === 0) return;
-    await (this.dataSource.driver as unknown as { master: pg.Pool }).master.query(DELETE_PUBLISHED, [eventIds]);
+    await (this.dataSource.driver as unknown as { master: pg.Pool }).master.query(deletePublished(eventIds));
   }
 }
 
