@@ -125,6 +125,33 @@ it('answers lost_race, recording nothing, when another request recorded the key 
   expect(rows[0].n).toBe(0);
 });
 
+it("deletes published events' outbox rows with the next answer, alone when none comes, and again after a failed answer", async () => {
+  const outboxRows = async (ids: string[]) =>
+    (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM recommendations.outbox WHERE event_id = ANY($1)`, [ids])).rows[0].n;
+  const recordedEvents = async (query: string) => {
+    const outcome = await ask(key(), query);
+    if (outcome.kind !== 'recorded') throw new Error('expected the answer recorded');
+    return outcome.events.map((e) => e.event_id);
+  };
+
+  const carried = await recordedEvents('running shoes');
+  expect(await outboxRows(carried)).toBe(carried.length);
+  const deleted = repository.deletePublished(carried);
+  const next = await recordedEvents('coffee beans');
+  await deleted;
+  expect(await outboxRows(carried)).toBe(0);
+
+  const alone = next;
+  await repository.deletePublished(alone); // no answer meanwhile: a DELETE of its own
+  expect(await outboxRows(alone)).toBe(0);
+
+  const kept = await recordedEvents('gaming laptop');
+  const afterFailure = repository.deletePublished(kept);
+  await withCatalogLocked(() => expect(ask(key(), 'coffee beans', 50)).rejects.toMatchObject({ code: '57014' }));
+  await afterFailure; // the cancelled answer's transaction deleted nothing; the ids went back to the queue
+  expect(await outboxRows(kept)).toBe(0);
+});
+
 it('cancels a late search on a prepared connection with query_canceled, and the connection serves the next answer', async () => {
   await ask(key(), 'running shoes');
   const pid = await backendPid(dataSource);

@@ -120,6 +120,12 @@ export interface AnswerSearch {
   minScore: number;
 }
 
+/** Ids of published events whose outbox rows are to be deleted, and the callers waiting for it. */
+interface Deletions {
+  ids: string[];
+  waiters: { resolve: () => void; reject: (error: unknown) => void }[];
+}
+
 /** `outcome` of a row of the answer's statement. */
 type Outcome = 'replay' | 'recorded' | 'lost';
 type AnswerRow = StoredRow & { outcome: Outcome };
@@ -136,7 +142,10 @@ type AnswerRow = StoredRow & { outcome: Outcome };
  *   the first to commit and then inserts nothing;
  * - `recommendations` and `events`: only when that row was inserted, one row per recommendation
  *   (ids $12, by rank) and its `generated` event in the outbox (the payload of
- *   `generatedEvent`, created_at as the text $11).
+ *   `generatedEvent`, created_at as the text $11);
+ * - `published`: the outbox rows of events JetStream has acknowledged meanwhile ($13), deleted in
+ *   this transaction rather than by a statement and a commit of their own (outbox deletes ride
+ *   on the answers; see `deletePublished`).
  *
  * Rows: the replayed answer (`replay`), or the recorded one (`recorded`), or one `lost` row when
  * another request recorded the key's answer first (its rows are not in this statement's snapshot:
@@ -161,6 +170,8 @@ const ANSWER = `WITH recorded AS (
     SELECT $12[f.rank], $1, $2, $3, $4, f.rank, f.ad_id, f.product_id, f.product_title, f.weave_summary, f.tail_summary, f.creative_input, f.landing_url, f.score, $11::timestamptz
       FROM request, found f
     RETURNING ${ANSWER_COLUMNS}, rank
+  ), published AS (
+    DELETE FROM ${SCHEMA}.outbox WHERE event_id = ANY($13)
   ), events AS (
     INSERT INTO ${SCHEMA}.outbox (event_id, subject, payload)
     SELECT 'evt_gen_' || r.recommendation_id, '${GENERATED_SUBJECT}',
@@ -193,14 +204,25 @@ export const PREPARE_STATEMENTS = `PREPARE ${ANSWER_STATEMENT} (text, text, text
 const settings = (timeoutMs: number) =>
   `SET LOCAL statement_timeout = ${timeout(timeoutMs)}; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL jit = off; `;
 
+/** A text[] literal (its elements double-quoted, quotes and backslashes escaped), quoted for a statement. */
+export function textArray(values: string[]): string {
+  return quoteLiteral(`{${values.map((value) => `"${value.replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+}
+
+/**
+ * How long the ids of published events wait for an answer's statement to delete their outbox
+ * rows before a DELETE of their own does (when no answer comes).
+ */
+export const PUBLISHED_DELETE_WAIT_MS = 50;
+
 /** The answer's EXECUTE, its values as literals. */
-function answerStatement(key: AnswerKey, requestId: string, createdAt: string, ids: string[], search: AnswerSearch): string {
+function answerStatement(key: AnswerKey, requestId: string, createdAt: string, ids: string[], search: AnswerSearch, published: string[]): string {
   const weight = Number(search.contextWeight);
   const minScore = Number(search.minScore);
   if (!Number.isFinite(weight) || !Number.isFinite(minScore) || !Number.isSafeInteger(search.limit)) throw new TypeError('contextWeight, minScore and limit must be numbers');
   return (
     `EXECUTE ${ANSWER_STATEMENT}(${keyArguments(key)}, ${searchText(search.query)}, ${searchText(search.context)}, ${weight}, ${search.limit}, ` +
-    `${minScore}, ${literal(requestId, 'request_id')}, ${quoteLiteral(createdAt)}, ${quoteLiteral(`{${ids.join(',')}}`)})`
+    `${minScore}, ${literal(requestId, 'request_id')}, ${quoteLiteral(createdAt)}, ${textArray(ids)}, ${textArray(published)})`
   );
 }
 
@@ -255,8 +277,62 @@ export class RecommendationRepository {
     return this.pool;
   }
 
-  /** The pooled connections whose session holds both prepared statements. */
+  /** The pooled connections whose session holds the prepared statement. */
   private readonly prepared = new WeakSet<pg.PoolClient>();
+
+  /** Published events whose outbox rows the next answer's statement deletes, and who waits for it. */
+  private deletions: Deletions = { ids: [], waiters: [] };
+  private deletionTimer?: NodeJS.Timeout;
+
+  /**
+   * Deletes the outbox rows of published events: the next answer's statement carries their ids
+   * (its DELETE commits with the answer, no message or commit of its own), or, when no answer
+   * starts within PUBLISHED_DELETE_WAIT_MS, one DELETE does. Resolves once the rows are gone;
+   * rejects when that DELETE failed (the rows stay: the relay's sweep publishes them again,
+   * JetStream drops the repeat by its Nats-Msg-Id).
+   */
+  deletePublished(eventIds: string[]): Promise<void> {
+    if (eventIds.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      for (const id of eventIds) this.deletions.ids.push(id);
+      this.deletions.waiters.push({ resolve, reject });
+      this.deletionTimer ??= setTimeout(() => void this.deleteAlone(), PUBLISHED_DELETE_WAIT_MS);
+    });
+  }
+
+  /** The pending deletions, for one statement to carry. */
+  private takeDeletions(): Deletions {
+    const taken = this.deletions;
+    if (taken.ids.length === 0) return taken;
+    this.deletions = { ids: [], waiters: [] };
+    clearTimeout(this.deletionTimer);
+    this.deletionTimer = undefined;
+    return taken;
+  }
+
+  /** Deletions a failed statement carried go back to the queue, for the next one. */
+  private requeue(deletions: Deletions): void {
+    if (deletions.ids.length === 0) return;
+    this.deletions.ids.push(...deletions.ids);
+    this.deletions.waiters.push(...deletions.waiters);
+    this.deletionTimer ??= setTimeout(() => void this.deleteAlone(), PUBLISHED_DELETE_WAIT_MS);
+  }
+
+  /**
+   * No answer came to carry them: one DELETE, its commit not waiting for the WAL flush
+   * (`synchronous_commit = off` for this transaction only). A delete lost to a PostgreSQL crash
+   * leaves rows whose events the sweep publishes again, so its durability buys nothing.
+   */
+  private async deleteAlone(): Promise<void> {
+    const { ids, waiters } = this.takeDeletions();
+    if (ids.length === 0) return;
+    try {
+      await this.db.query(`SET LOCAL synchronous_commit = off; DELETE FROM ${SCHEMA}.outbox WHERE event_id = ANY(${textArray(ids)}::text[])`);
+      for (const waiter of waiters) waiter.resolve();
+    } catch (error) {
+      for (const waiter of waiters) waiter.reject(error);
+    }
+  }
 
   /**
    * One simple-protocol message on a pooled connection. A statement's error (a search over
@@ -302,7 +378,16 @@ export class RecommendationRepository {
   async answer(key: AnswerKey, requestId: string, search: AnswerSearch, timeoutMs: number): Promise<Answered> {
     const createdAt = new Date().toISOString();
     const ids = Array.from({ length: search.limit }, newRecommendationId);
-    const results = await this.send<AnswerRow>(answerStatement(key, requestId, createdAt, ids, search), { settings: settings(timeoutMs) });
+    const statement = answerStatement(key, requestId, createdAt, ids, search, this.deletions.ids);
+    const deletions = this.takeDeletions();
+    let results: pg.QueryResult<AnswerRow>[];
+    try {
+      results = await this.send<AnswerRow>(statement, { settings: settings(timeoutMs) });
+    } catch (error) {
+      this.requeue(deletions);
+      throw error;
+    }
+    for (const waiter of deletions.waiters) waiter.resolve();
     const rows = results[results.length - 1].rows;
     if (rows.length === 0) return { kind: 'none' };
     switch (rows[0].outcome) {
