@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import pg from 'pg';
 import { createRecommendationsDataSource, importCatalog, validateCatalog } from '#libs/catalog';
 import { initializeDatabase, type ServiceDataSource } from '#libs/database';
-import { RecommendationRepository, type AnswerKey } from '../../apps/recommendations/src/recommend/recommendation.repository.js';
+import { RecommendationRepository, textArray, type AnswerKey } from '../../apps/recommendations/src/recommend/recommendation.repository.js';
 import { SCORE_SQL, relevanceScore } from '../../apps/recommendations/src/ranking/relevance.js';
 import { connectSql, useTestStack } from '../support/index.js';
 
@@ -150,6 +150,13 @@ it("deletes published events' outbox rows with the next answer, alone when none 
   await withCatalogLocked(() => expect(ask(key(), 'coffee beans', 50)).rejects.toMatchObject({ code: '57014' }));
   await afterFailure; // the cancelled answer's transaction deleted nothing; the ids went back to the queue
   expect(await outboxRows(kept)).toBe(0);
+});
+
+it('carries ids as a text[] literal that PostgreSQL reads back unchanged', async () => {
+  const values = ['evt_gen_rec_0a1b', 'with "quotes"', 'back\\slash \\"', "it's", 'comma, {brace}', ' spaced ', 'NULL', '', 'ünï 😀'];
+  const { rows } = await sql.query<{ a: string[] }>(`SELECT ${textArray(values)}::text[] AS a`);
+  expect(rows[0].a).toEqual(values);
+  expect((await sql.query<{ a: string[] }>(`SELECT ${textArray([])}::text[] AS a`)).rows[0].a).toEqual([]);
 });
 
 it('cancels a late search on a prepared connection with query_canceled, and the connection serves the next answer', async () => {
