@@ -53,11 +53,14 @@ async function main() {
     const rng = prng(Date.now() % 2 ** 31);
     const run = `${process.pid}_${Date.now()}`;
     let asked = 0;
+    let next = 0;
+    const deletions: Promise<void>[] = [];
     let recorded = 0;
     let pending: PendingEvent[] = [];
     const caller = async (count: number) => {
       for (let i = 0; i < count; i++) {
-        const n = asked++;
+        const n = next++;
+        asked++;
         const answered = await repository.answer(
           { agent_id: 'agent_bench_sql', traffic: 'live', session_id: `ses_${run}`, message_id: `msg_${n}` },
           `req_${n}`,
@@ -70,7 +73,7 @@ async function main() {
         if (recorded % DELETE_EVERY === 0) {
           const batch = pending;
           pending = [];
-          void outbox.markPublished(batch.map((e) => e.event_id)).catch((error: unknown) => console.error(error));
+          deletions.push(outbox.markPublished(batch.map((e) => e.event_id)));
         }
       }
     };
@@ -95,6 +98,7 @@ async function main() {
       `${asked} answers (${recorded} recorded) in ${seconds.toFixed(1)} s (${Math.round(asked / seconds)}/s), ${CALLERS} callers, pool ${POOL}: ` +
         `PostgreSQL ${per(pgSeconds)} µs per answer, this process ${per((node.user + node.system) / 1e6)} µs; load average ${loadavg()[0].toFixed(1)}`,
     );
+    await Promise.all(deletions);
     await dataSource.destroy();
   } finally {
     await db?.drop();
