@@ -254,13 +254,14 @@ const timeout = (ms: number) => `'${Math.max(1, Math.ceil(ms))}ms'`;
  * row's primary key decides which of two concurrent requests records it, and the loser returns
  * what the winner recorded. Empty answers are not recorded: there is nothing to repeat.
  *
- * The hot path is two round trips to PostgreSQL, each one simple-protocol message run as one
- * implicit transaction: `SET LOCAL` of the budget (statement_timeout), the generic plan and no
- * JIT, then an EXECUTE of a prepared statement: the replay lookup folded with the search; the
- * recording. Each pooled connection prepares both once (its first answer's message carries the
- * PREPAREs), so PostgreSQL neither parses nor plans them per answer. Raw SQL on the pg pool
- * (docs/decisions/recommend-hot-path-sql.md): TypeORM's query builders, `find` and its
- * transaction wrapper spent more CPU than PostgreSQL spent running these statements. The EXECUTE
+ * The hot path is one round trip to PostgreSQL, one simple-protocol message run as one implicit
+ * transaction: `SET LOCAL` of the budget (statement_timeout), the generic plan and no JIT, then
+ * an EXECUTE of the prepared statement ANSWER (replay, or search, score and record;
+ * docs/decisions/recommend-one-round-trip.md). Each pooled connection prepares it once (its first
+ * answer's message carries the PREPARE), so PostgreSQL neither parses nor plans it per answer.
+ * Raw SQL on the pg pool (docs/decisions/recommend-hot-path-sql.md): TypeORM's query builders,
+ * `find` and its transaction wrapper spent more CPU than PostgreSQL spent running these
+ * statements. The EXECUTE
  * arguments are quoted literals (pg's escaping; a NUL is refused): a simple-protocol message has
  * no parameters, and it is what lets `SET LOCAL statement_timeout` travel with the statement.
  * The entities stay the schema's definition (migrations, ops).
@@ -340,8 +341,8 @@ export class RecommendationRepository {
    * ended with it), so the connection goes back to the pool; `pool.query` would close it, and
    * under overload every late search would cost a new connection.
    *
-   * With `execute`, the message runs `settings` then an EXECUTE of a prepared statement; on a
-   * connection that has not prepared them yet, the PREPAREs go in the same message, after the
+   * With `execute`, the message runs `settings` then an EXECUTE of the prepared statement; on a
+   * connection that has not prepared it yet, the PREPARE goes in the same message, after the
    * settings (so its statement_timeout bounds them too). A prepared statement outlives the
    * transaction that made it, even when a later statement of the message fails: a connection
    * whose preparing message failed is closed rather than reused with a half-known session.
