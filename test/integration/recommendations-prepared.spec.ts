@@ -3,14 +3,14 @@ import { resolve } from 'node:path';
 import pg from 'pg';
 import { createRecommendationsDataSource, importCatalog, validateCatalog } from '#libs/catalog';
 import { initializeDatabase, type ServiceDataSource } from '#libs/database';
-import { RecommendationRepository, type AnswerKey } from '../../apps/recommendations/src/recommend/recommendation.repository.js';
-import { relevanceScore } from '../../apps/recommendations/src/ranking/relevance.js';
+import { RecommendationRepository, textArray, type AnswerKey } from '../../apps/recommendations/src/recommend/recommendation.repository.js';
+import { SCORE_SQL, relevanceScore } from '../../apps/recommendations/src/ranking/relevance.js';
 import { connectSql, useTestStack } from '../support/index.js';
 
 /**
- * The answer's two statements are prepared once per pooled connection and run from their
- * cached generic plan; the per-request budget (statement_timeout) still cancels a late search,
- * and the connection stays usable, or is closed when the message that prepared it failed. On a
+ * The answer's statement (replay, or search and record) is prepared once per pooled connection
+ * and runs from its cached generic plan; the per-request budget (statement_timeout) still cancels
+ * a late search, and the connection stays usable, or is closed when the message that prepared it failed. On a
  * pool of one connection, so that what one call prepared is what the next one finds. And the
  * word weight the search rescoring computes (term_weight, inlined) is the one the word index holds.
  */
@@ -21,7 +21,9 @@ let sql: pg.Client;
 let sequence = 0;
 
 const key = (): AnswerKey => ({ agent_id: 'agent_prepared', traffic: 'live', session_id: 'sess_prepared', message_id: `msg_${++sequence}` });
-const search = (query: string) => ({ query, context: '', contextWeight: 0.3, limit: 3 });
+const search = (query: string) => ({ query, context: '', contextWeight: 0.3, limit: 3, minScore: 10 });
+let requests = 0;
+const ask = (asked: AnswerKey, query: string, timeoutMs = 5000) => repository.answer(asked, `req_prepared_${++requests}`, search(query), timeoutMs);
 
 /** A repository on a pool of one connection (the schema migrated beforehand: migrations need two). */
 async function onePool(name: string): Promise<{ dataSource: ServiceDataSource; repository: RecommendationRepository }> {
@@ -58,54 +60,123 @@ beforeAll(async () => {
   sql = await connectSql(stack);
 });
 
-it('searches and records from generic plans prepared once per connection, and replays what it recorded', async () => {
+it('searches and records from a generic plan prepared once per connection, and replays what it recorded', async () => {
   const asked = key();
-  const first = await repository.replayOrSearch(asked, search('running shoes'), 5000);
-  if (first.kind !== 'search') throw new Error('expected a search');
-  expect(first.candidates[0].ad_id).toMatch(/^ad_run_/);
-  const outcome = await repository.record(
-    asked,
-    'req_prepared',
-    first.candidates.map((ad) => ({ ...ad, score: relevanceScore(ad.strength) })),
-  );
+  const outcome = await ask(asked, 'running shoes');
   if (outcome.kind !== 'recorded') throw new Error('expected the answer recorded');
-  for (const query of ['coffee beans', 'noise cancelling headphones', 'yoga mat']) {
-    expect((await repository.replayOrSearch(key(), search(query), 5000)).kind).toBe('search');
+  expect(outcome.recommendations[0].ad_id).toMatch(/^ad_run_/);
+  for (const query of ['coffee beans', 'noise cancelling headphones', 'gaming laptop']) {
+    expect((await ask(key(), query)).kind).toBe('recorded');
   }
-  const again = await repository.replayOrSearch(asked, search('something else entirely'), 5000);
+  const again = await ask(asked, 'something else entirely');
   expect(again).toEqual({ kind: 'replay', recommendations: outcome.recommendations });
+  expect(await ask(key(), 'zzzqx')).toEqual({ kind: 'none' });
 
   const statements = (await dataSource.query(
     `SELECT name, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE from_sql ORDER BY name`,
   )) as { name: string; generic: number; custom: number }[];
-  expect(statements).toEqual([
-    { name: 'recommend_first_look', generic: 5, custom: 0 },
-    { name: 'recommend_record', generic: 1, custom: 0 },
-  ]);
-  const { rows } = await sql.query(`SELECT count(*)::int AS n FROM recommendations.outbox WHERE payload->>'recommendation_id' = ANY($1)`, [
+  expect(statements).toEqual([{ name: 'recommend_answer', generic: 6, custom: 0 }]);
+  // The outbox holds the very events the relay is handed (what the sweep publishes after a crash).
+  const { rows } = await sql.query<{ event_id: string; subject: string; payload: unknown }>(
+    `SELECT event_id, subject, payload FROM recommendations.outbox WHERE payload->>'recommendation_id' = ANY($1) ORDER BY payload->>'recommendation_id'`,
+    [outcome.recommendations.map((r) => r.recommendation_id)],
+  );
+  const sorted = [...outcome.events].sort((a, b) => (a.payload.recommendation_id < b.payload.recommendation_id ? -1 : 1));
+  expect(rows).toEqual(sorted);
+  expect(outcome.events.map((e) => e.payload.recommendation_id)).toEqual(outcome.recommendations.map((r) => r.recommendation_id));
+});
+
+it('scores in SQL as relevanceScore does, and records the scores it answers', async () => {
+  const strengths = [0, -1, 1e-9, 0.0125, 0.02, 1 / 30, 0.05, 0.1999, 0.2, 0.8, 3.7, 1e6];
+  for (let i = 1; i < 400; i++) strengths.push(i / 997, i / 31.7);
+  const { rows } = await sql.query<{ s: number; score: string }>(
+    `SELECT s, (${SCORE_SQL('s')})::numeric(4, 1)::text AS score FROM unnest($1::float8[]) AS s`,
+    [strengths],
+  );
+  expect(rows.map((r) => Number(r.score))).toEqual(strengths.map(relevanceScore));
+  const outcome = await ask(key(), 'coffee beans');
+  if (outcome.kind !== 'recorded') throw new Error('expected the answer recorded');
+  const stored = await sql.query<{ score: string }>(`SELECT score::text FROM recommendations.recommendation WHERE recommendation_id = ANY($1) ORDER BY rank`, [
     outcome.recommendations.map((r) => r.recommendation_id),
   ]);
-  expect(rows[0].n).toBe(outcome.recommendations.length);
+  expect(stored.rows.map((r) => Number(r.score))).toEqual(outcome.recommendations.map((r) => r.contextual_relevance_score));
+  expect(outcome.recommendations.every((r) => r.contextual_relevance_score >= 10)).toBe(true);
+});
+
+it('answers lost_race, recording nothing, when another request recorded the key after its snapshot', async () => {
+  const asked = key();
+  const blocker = new pg.Client({ connectionString: stack.db.url });
+  await blocker.connect();
+  try {
+    // The other request: its request row inserted, not yet committed; ours waits on it, then inserts nothing.
+    await blocker.query('BEGIN');
+    await blocker.query(
+      `INSERT INTO recommendations.recommendation_request (agent_id, traffic, session_id, message_id, request_id, created_at) VALUES ($1, $2, $3, $4, 'req_other', now())`,
+      [asked.agent_id, asked.traffic, asked.session_id, asked.message_id],
+    );
+    const ours = ask(asked, 'running shoes');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await blocker.query('COMMIT');
+    expect(await ours).toEqual({ kind: 'lost_race' });
+  } finally {
+    await blocker.end();
+  }
+  const { rows } = await sql.query(`SELECT count(*)::int AS n FROM recommendations.recommendation WHERE message_id = $1`, [asked.message_id]);
+  expect(rows[0].n).toBe(0);
+});
+
+it("deletes published events' outbox rows with the next answer, alone when none comes, and again after a failed answer", async () => {
+  const outboxRows = async (ids: string[]) =>
+    (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM recommendations.outbox WHERE event_id = ANY($1)`, [ids])).rows[0].n;
+  const recordedEvents = async (query: string) => {
+    const outcome = await ask(key(), query);
+    if (outcome.kind !== 'recorded') throw new Error('expected the answer recorded');
+    return outcome.events.map((e) => e.event_id);
+  };
+
+  const carried = await recordedEvents('running shoes');
+  expect(await outboxRows(carried)).toBe(carried.length);
+  const deleted = repository.deletePublished(carried);
+  const next = await recordedEvents('coffee beans');
+  await deleted;
+  expect(await outboxRows(carried)).toBe(0);
+
+  const alone = next;
+  await repository.deletePublished(alone); // no answer meanwhile: a DELETE of its own
+  expect(await outboxRows(alone)).toBe(0);
+
+  const kept = await recordedEvents('gaming laptop');
+  const afterFailure = repository.deletePublished(kept);
+  await withCatalogLocked(() => expect(ask(key(), 'coffee beans', 50)).rejects.toMatchObject({ code: '57014' }));
+  await afterFailure; // the cancelled answer's transaction deleted nothing; the ids went back to the queue
+  expect(await outboxRows(kept)).toBe(0);
+});
+
+it('carries ids as a text[] literal that PostgreSQL reads back unchanged', async () => {
+  const values = ['evt_gen_rec_0a1b', 'with "quotes"', 'back\\slash \\"', "it's", 'comma, {brace}', ' spaced ', 'NULL', '', 'ünï 😀'];
+  const { rows } = await sql.query<{ a: string[] }>(`SELECT ${textArray(values)}::text[] AS a`);
+  expect(rows[0].a).toEqual(values);
+  expect((await sql.query<{ a: string[] }>(`SELECT ${textArray([])}::text[] AS a`)).rows[0].a).toEqual([]);
 });
 
 it('cancels a late search on a prepared connection with query_canceled, and the connection serves the next answer', async () => {
-  await repository.replayOrSearch(key(), search('running shoes'), 5000);
+  await ask(key(), 'running shoes');
   const pid = await backendPid(dataSource);
   const late = key();
-  await withCatalogLocked(() => expect(repository.replayOrSearch(late, search('coffee beans'), 50)).rejects.toMatchObject({ code: '57014' }));
+  await withCatalogLocked(() => expect(ask(late, 'coffee beans', 50)).rejects.toMatchObject({ code: '57014' }));
   const { rows } = await sql.query(`SELECT count(*)::int AS n FROM recommendations.recommendation_request WHERE message_id = $1`, [late.message_id]);
   expect(rows[0].n).toBe(0);
-  expect((await repository.replayOrSearch(late, search('coffee beans'), 5000)).kind).toBe('search');
+  expect((await ask(late, 'coffee beans')).kind).toBe('recorded');
   expect(await backendPid(dataSource)).toBe(pid);
 });
 
 it('closes a connection whose preparing message failed, and prepares the next one afresh', async () => {
   const fresh = await onePool('recommendations-prepared-fresh-test');
   const pid = await backendPid(fresh.dataSource);
-  await withCatalogLocked(() => expect(fresh.repository.replayOrSearch(key(), search('coffee beans'), 50)).rejects.toMatchObject({ code: '57014' }));
-  const answered = await fresh.repository.replayOrSearch(key(), search('coffee beans'), 5000);
-  if (answered.kind !== 'search') throw new Error('expected a search');
-  expect(answered.candidates[0].ad_id).toBe('ad_coffee_beans_09');
+  await withCatalogLocked(() => expect(fresh.repository.answer(key(), 'req_fresh_1', search('coffee beans'), 50)).rejects.toMatchObject({ code: '57014' }));
+  const answered = await fresh.repository.answer(key(), 'req_fresh_2', search('coffee beans'), 5000);
+  if (answered.kind !== 'recorded') throw new Error('expected the answer recorded');
+  expect(answered.recommendations[0].ad_id).toBe('ad_coffee_beans_09');
   expect(await backendPid(fresh.dataSource)).not.toBe(pid);
 });
 
@@ -127,13 +198,13 @@ it('weighs every word as the aggregate definition of term_weight did (the inline
 
 // Last: it changes this file's own database's schema.
 it('closes a connection whose prepared statement a migration made stale, and answers from a fresh one', async () => {
-  await repository.replayOrSearch(key(), search('running shoes'), 5000);
+  await ask(key(), 'running shoes');
   const pid = await backendPid(dataSource);
-  // A change of a result column's type: the cached plans of the first look cannot stay.
+  // A change of a result column's type: the cached plan of the answer's statement cannot stay.
   await sql.query('ALTER TABLE recommendations.recommendation ALTER COLUMN created_at TYPE timestamp');
-  await expect(repository.replayOrSearch(key(), search('running shoes'), 5000)).rejects.toMatchObject({ code: '0A000' });
-  const answered = await repository.replayOrSearch(key(), search('running shoes'), 5000);
-  if (answered.kind !== 'search') throw new Error('expected a search');
-  expect(answered.candidates[0].ad_id).toMatch(/^ad_run_/);
+  await expect(ask(key(), 'running shoes')).rejects.toMatchObject({ code: '0A000' });
+  const answered = await ask(key(), 'running shoes');
+  if (answered.kind !== 'recorded') throw new Error('expected the answer recorded');
+  expect(answered.recommendations[0].ad_id).toMatch(/^ad_run_/);
   expect(await backendPid(dataSource)).not.toBe(pid);
 });

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { quoteLiteral } from '../../apps/recommendations/src/recommend/recommendation.repository.js';
 
-/** The recording statement quotes its values itself (a simple-protocol message has no parameters): exactly as pg's escapeLiteral. */
+/** The answer's statement quotes its values itself (a simple-protocol message has no parameters): exactly as pg's escapeLiteral. */
 describe('quoteLiteral', () => {
   it('writes what pg.escapeLiteral writes, for any text', () => {
     const tricky = fc.constantFrom("'", "''", '\\', "\\'", "O'Brien \\ back", 'E\'x\'', '$$', '"', '😀', '\u202e', ' ');

@@ -116,7 +116,7 @@ describe('latency budget', () => {
     );
   });
 
-  it('gives the search what is left, less a reserve for recording the answer', () => {
+  it("gives the answer's statement what is left, less a reserve", () => {
     expect(searchTimeoutMs(0)).toBe(1);
     expect(searchTimeoutMs(-5)).toBe(1);
     expect(searchTimeoutMs(45)).toBe(36);

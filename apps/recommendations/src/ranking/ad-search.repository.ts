@@ -70,7 +70,7 @@ const SEARCH = searchStatement({ query: '$1', context: '$2', contextWeight: '$3'
 
 /**
  * The search as one statement of bound parameters (what the bench times alone); the service
- * sends the same SQL folded with its replay lookup (RecommendationRepository.replayOrSearch).
+ * sends the same SQL inside the statement that answers (RecommendationRepository.answer).
  */
 @Injectable()
 export class AdSearchRepository {

@@ -59,6 +59,15 @@ export function relevanceScore(strength: number): number {
   return Math.min(100, Math.max(0, score));
 }
 
+/**
+ * relevanceScore as an SQL expression of a float8 `strength` (the answer's statement scores and
+ * filters its candidates itself): Math.round(x) of a positive x is floor(x + 0.5), and both sides
+ * compute in IEEE doubles, so the values are the same (test/integration/recommendations-prepared.spec.ts).
+ */
+export const SCORE_SQL = (strength: string) =>
+  `CASE WHEN ${strength} > 0 AND ${strength} < 'Infinity'::float8 ` +
+  `THEN least(100, greatest(0, floor(1000 * ${strength} / (${strength} + ${HALF_SCORE_STRENGTH}) + 0.5) / 10)) ELSE 0 END`;
+
 /** User messages of the history that count as context, and how much of each. */
 export const CONTEXT_MESSAGES = 3;
 export const CONTEXT_MAX_CHARACTERS = 2000;
@@ -97,8 +106,10 @@ export function answerDeadlineMs(budgetMs: number): number {
 }
 
 /**
- * `statement_timeout` of the search: what is left of the answer deadline, less a reserve for
- * recording the answer (a fifth of what is left, at most 50 ms); at least 1 ms.
+ * `statement_timeout` of the answer's statement (the search and the recording, one statement):
+ * what is left of the answer deadline, less a reserve (a fifth of what is left, at most 50 ms) so
+ * that PostgreSQL cancels a late statement, recording nothing, before the service gives up on it;
+ * at least 1 ms.
  */
 export function searchTimeoutMs(remainingMs: number): number {
   if (remainingMs <= 1) return 1;

@@ -1,39 +1,40 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { LOGGER } from '#libs/bootstrap';
-import { RECOMMENDATIONS_SCHEMA, RecommendationOutboxEntity } from '#libs/catalog';
+import { RecommendationOutboxEntity } from '#libs/catalog';
 import type { RecommendationEventDto } from '#libs/contracts';
 import { OutboxRepository } from '#libs/database';
 import { NatsClient, OutboxRelay, type OutboxEvent } from '#libs/nats';
 import type { Logger } from '#libs/observability';
+import { RecommendationRepository } from './recommendation.repository.js';
 
 /** How long the relay gathers the events of answers committed meanwhile before publishing them together. */
 export const RELAY_GATHER_MS = 20;
-/** At most this many events per gathered batch (one DELETE of their rows). */
+/** At most this many events per gathered batch. */
 const RELAY_BATCH_EVENTS = 300;
-
-const DELETE_PUBLISHED = `DELETE FROM ${RECOMMENDATIONS_SCHEMA}.outbox WHERE event_id = ANY($1::text[])`;
 
 /** The recommendations outbox: `events.recommendation.generated`, written with the answer it announces. */
 @Injectable()
 export class GeneratedEventsOutbox extends OutboxRepository<RecommendationEventDto> {
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    dataSource: DataSource,
+    private readonly records: RecommendationRepository,
+  ) {
     super(dataSource.getRepository(RecommendationOutboxEntity), 500);
   }
 
-  /** One statement of fixed text for a whole batch, on the DataSource's pg pool (no query builder or runner on the hot path). */
-  override async markPublished(eventIds: string[]): Promise<void> {
-    if (eventIds.length === 0) return;
-    await (this.dataSource.driver as unknown as { master: pg.Pool }).master.query(DELETE_PUBLISHED, [eventIds]);
+  /** Deleted by the next answer's statement, or by one DELETE when none comes soon (RecommendationRepository.deletePublished). */
+  override markPublished(eventIds: string[]): Promise<void> {
+    return this.records.deletePublished(eventIds);
   }
 }
 
 /**
  * Publishes `events.recommendation.generated` from the recommendations outbox (stream EVENTS):
  * shortly after an answer commits, and by a sweep of leftovers. The events of the answers
- * committed within RELAY_GATHER_MS are published together and their rows deleted by one
- * statement; events still gathered when the process dies are in the outbox, for the sweep. The
+ * committed within RELAY_GATHER_MS are published together, and their rows deleted by the next
+ * answer's statement (GeneratedEventsOutbox.markPublished); events still gathered when the
+ * process dies are in the outbox, for the sweep. The
  * reporting projection is idempotent, so a repeat after JetStream's duplicate window is harmless.
  */
 @Injectable()

@@ -4,9 +4,9 @@ import { LOGGER } from '#libs/bootstrap';
 import { RECOMMEND_MAX_RESULTS, type RankedRecommendation, type RecommendRequest, type RecommendResult, type RpcError } from '#libs/contracts';
 import { counter, type Logger } from '#libs/observability';
 import { RecommendationsEnv } from '../config/recommendations.env.js';
-import { answerDeadlineMs, conversationContext, effectiveBudgetMs, relevanceScore, searchTimeoutMs } from '../ranking/relevance.js';
+import { answerDeadlineMs, conversationContext, effectiveBudgetMs, searchTimeoutMs } from '../ranking/relevance.js';
 import { GeneratedEventsRelay } from './generated-events.relay.js';
-import { RecommendationRepository, UnstorableText, type AnswerKey, type AnswerOutcome } from './recommendation.repository.js';
+import { RecommendationRepository, UnstorableText, type AnswerKey, type Answered } from './recommendation.repository.js';
 
 const answers = counter('weave_recommendations_answers_total', 'Answers to recommendations.v1.recommend', ['outcome']);
 
@@ -42,9 +42,10 @@ export const OVER_BUDGET_LOG_INTERVAL_MS = 10_000;
  * recommendations (ids and created_at included) and no second `generated` event.
  *
  * Latency: the answer is due within the request's budget (clamped to the contract's bounds)
- * less a reply margin. The search runs under `statement_timeout` = what is left of it, and the
- * whole handler races the deadline, so a slow database answers `unavailable` in time rather
- * than late. A search cancelled by the timeout has recorded nothing.
+ * less a reply margin. The answer's statement (the search and the recording, one round trip) runs
+ * under `statement_timeout` = what is left of it, and the whole handler races the deadline, so a
+ * slow database answers `unavailable` in time rather than late. A statement cancelled by the
+ * timeout has recorded nothing.
  */
 @Injectable()
 export class RecommendService {
@@ -92,45 +93,40 @@ export class RecommendService {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw outOfTime();
 
-    let outcome: AnswerOutcome;
+    let answered: Answered;
     try {
-      const look = await this.records.replayOrSearch(
+      answered = await this.records.answer(
         key,
+        request.request_id,
         {
           query: request.query,
           context: conversationContext(request.messages, request.query),
           contextWeight: this.env.RECOMMENDATIONS_CONTEXT_WEIGHT,
           limit: RECOMMEND_MAX_RESULTS,
+          minScore: this.env.RECOMMENDATIONS_MIN_SCORE,
         },
         searchTimeoutMs(remaining),
       );
-      if (look.kind === 'replay') {
-        answers.inc({ outcome: 'replayed' });
-        return look.recommendations;
-      }
-      const found = [];
-      for (const ad of look.candidates) {
-        const score = relevanceScore(ad.strength);
-        if (score >= this.env.RECOMMENDATIONS_MIN_SCORE && score > 0) found.push({ ...ad, score });
-      }
-      if (found.length === 0) {
-        answers.inc({ outcome: 'none' });
-        return [];
-      }
-      outcome = await this.records.record(key, request.request_id, found);
     } catch (error) {
       if ((error as { code?: string }).code === QUERY_CANCELED) throw outOfTime();
       if (error instanceof UnstorableText) throw new RpcException({ code: 'invalid_request', message: error.message } satisfies RpcError);
       throw error;
     }
 
-    if (outcome.kind === 'lost_race') {
-      answers.inc({ outcome: 'replayed' });
-      return this.records.findAnswer(key);
+    switch (answered.kind) {
+      case 'replay':
+        answers.inc({ outcome: 'replayed' });
+        return answered.recommendations;
+      case 'none':
+        answers.inc({ outcome: 'none' });
+        return [];
+      case 'lost_race':
+        answers.inc({ outcome: 'replayed' });
+        return this.records.findAnswer(key);
     }
     answers.inc({ outcome: 'found' });
     // Committed: answer now; the relay publishes in the background and retries from the outbox.
-    this.relay.publishSoon(outcome.events);
-    return outcome.recommendations;
+    this.relay.publishSoon(answered.events);
+    return answered.recommendations;
   }
 }
