@@ -177,10 +177,12 @@ describe('scripts/start-all.mjs with the servers running', () => {
   });
 
   it('never starts the development identity provider when OIDC settings are given', async () => {
-    const { env, ports } = await environment();
     const oidc = { OIDC_ISSUER: 'https://login.example.test', OIDC_AUDIENCE: 'weave', OIDC_JWKS_URL: 'https://login.example.test/jwks', OIDC_CLIENT_ID: 'weave-dashboard-prod' };
-    for (const [name, value] of Object.entries(oidc)) {
-      // Any one of them is enough.
+    // Any one of them is enough: one launcher (the gateway alone) per setting, side by side on
+    // ports of their own, as replicas would start.
+    const variants = [];
+    for (const [name, value] of Object.entries(oidc)) variants.push({ name, value, ...(await environment()) });
+    await Promise.all(variants.map(async ({ name, value, env, ports }) => {
       const run = launch({ ...env, [name]: value }, ['gateway']);
       await waitFor(() => run.output().includes('\nready: '), { timeoutMs: 60000, what: 'the ready line' }).catch((error: Error) => {
         throw new Error(`${error.message}\n--- launcher output ---\n${run.output().slice(-4000)}`);
@@ -191,8 +193,8 @@ describe('scripts/start-all.mjs with the servers running', () => {
       expect(config).toMatchObject({ issuer: null, client_id: null });
       await expect(fetch(`http://127.0.0.1:${ports.idp}/.well-known/openid-configuration`)).rejects.toThrow();
       run.process.kill('SIGTERM');
-      expect((await within(run.exited, 15000, 'launcher exit')).code).toBe(0);
-    }
+      expect({ name, code: (await within(run.exited, 15000, 'launcher exit')).code }).toEqual({ name, code: 0 });
+    }));
   });
 
   it('on a terminal: readable lines, at most 15 up to the sign-in line, Nest\'s start-up chatter at debug', async () => {

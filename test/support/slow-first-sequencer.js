@@ -9,7 +9,10 @@
 import { relative } from 'node:path';
 import Sequencer from '@jest/test-sequencer';
 
-/** Seconds a file takes alone on an idle 2-core machine (jest --verbose); the slow ones only. */
+/**
+ * Seconds a file takes on a 2-core machine (jest --verbose); the slow ones only. Their order is
+ * what counts: the first six alone on an idle machine, the others beside other files.
+ */
 export const KNOWN_DURATIONS = {
   // integration (npm run test:integration)
   'test/integration/launcher.spec.ts': 178,
@@ -18,8 +21,25 @@ export const KNOWN_DURATIONS = {
   'test/integration/ops-npm-script.spec.ts': 40,
   'test/integration/ops-dead-letters.spec.ts': 35,
   'test/integration/ops-cli.spec.ts': 30,
-  // faults (npm run test:faults)
-  'test/faults/recommendations-kill.spec.ts': 80,
+  // Small files that are slow (by size they would start last and end alone): two workers, in a
+  // CI run on a loaded machine.
+  'test/integration/reporting-minute-coarsening.spec.ts': 127,
+  'test/integration/gateway-hostile-paging.spec.ts': 94,
+  'test/e2e/recommendation-loop.spec.ts': 67,
+  'test/integration/gateway-rate-limit.spec.ts': 54,
+  'test/integration/openapi-fuzz.spec.ts': 48,
+  'test/e2e/newcomer-example.spec.ts': 46,
+  'test/integration/entity-schema-drift.spec.ts': 45,
+  'test/integration/payouts-property.spec.ts': 41,
+  // faults (npm run test:faults; measured on three workers: the cluster file takes most of the run)
+  'test/faults/nats-cluster.spec.ts': 233,
+  'test/faults/nats-restart.spec.ts': 97,
+  'test/faults/postgres-restart.spec.ts': 94,
+  'test/faults/projection-replicas.spec.ts': 85,
+  'test/faults/projection-kill.spec.ts': 83,
+  'test/faults/gateway-degraded.spec.ts': 73,
+  'test/faults/poison-message.spec.ts': 63,
+  'test/faults/recommendations-kill.spec.ts': 49,
 };
 
 const ROOT = process.cwd();

@@ -27,7 +27,12 @@ export interface ServiceProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** SIGTERM, then SIGKILL if it has not ended within 15 s. */
   stop(): Promise<void>;
-  metrics(): Promise<string>;
+  /**
+   * Its /metrics text. A connection refused or reset (a keep-alive socket the process closes as
+   * it is reused, a listener going away during a restart) is retried with a bounded backoff for
+   * up to `timeoutMs`, as long as the process runs; any other failure is thrown at once.
+   */
+  metrics(options?: { timeoutMs?: number }): Promise<string>;
 }
 
 const OUTPUT_LIMIT = 4 * 1024 * 1024;
@@ -98,8 +103,38 @@ export async function startService(
       await exited;
       clearTimeout(timer);
     },
-    metrics: async () => (await fetch(`${url}/metrics`)).text(),
+    metrics: ({ timeoutMs = 30000 } = {}) => fetchRetryingConnectionErrors(`${url}/metrics`, { timeoutMs, running, label }),
   };
+}
+
+/** Error codes of a connection that was refused, reset or closed by the other side (Node's net, undici). */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+function isConnectionError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = (e as Error & { cause?: unknown }).cause, depth++) {
+    const code = (e as Error & { code?: string }).code;
+    if (code !== undefined && CONNECTION_ERRORS.has(code)) return true;
+    if (/other side closed|socket hang up/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+/** GET `url`'s body, retrying connection errors (50 ms doubling to 1 s) until `timeoutMs` has passed. */
+async function fetchRetryingConnectionErrors(
+  url: string,
+  { timeoutMs, running, label }: { timeoutMs: number; running: () => boolean; label: string },
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delayMs = 50; ; delayMs = Math.min(delayMs * 2, 1000)) {
+    try {
+      return await (await fetch(url)).text();
+    } catch (error) {
+      if (!isConnectionError(error) || !running() || Date.now() + delayMs > deadline) {
+        throw new Error(`${label}: GET ${url} failed: ${(error as Error).message}${(error as Error & { cause?: Error }).cause ? ` (${(error as Error & { cause?: Error }).cause!.message})` : ''}`, { cause: error });
+      }
+      await new Promise((r) => setTimeout(r, delayMs));
+    }
+  }
 }
 
 /** The value of one sample of a Prometheus text exposition (0 when absent). */
