@@ -188,9 +188,10 @@ export class BatchPlan {
     for (const state of changed) {
       if (state.agentId === null || state.traffic === null || state.createdAtMs === null) continue;
       const previous = this.before.get(state.id)!;
-      const delta = difference(contributionOf(state), previous.agentId === null ? zeroCounters() : contributionOf(previous));
-      this.rollups.add(state.agentId, state.traffic, state.createdAtMs, delta);
-      this.breakdowns.move(previous, state);
+      const now = contributionOf(state);
+      const was = previous.agentId === null ? null : contributionOf(previous);
+      this.rollups.add(state.agentId, state.traffic, state.createdAtMs, was ? difference(now, was) : now);
+      this.breakdowns.move(previous, state, was, now);
     }
     return changed;
   }

@@ -4,7 +4,7 @@ import type { AccountingEntryDto } from '#libs/contracts';
 import type { BatchPlan, RecommendationState, WaitingEntry, Watermark } from './batch-plan.js';
 import { StoragePartitions } from './storage-partitions.js';
 import { BREAKDOWN_COLUMNS, BreakdownDeltas } from './breakdown-deltas.js';
-import { arrayLiteral, type RollupRow } from './rollup-deltas.js';
+import { arrayLiteral, textArrayLiteral, type RollupRow } from './rollup-deltas.js';
 import { COUNTER_NAMES } from '../rules/counting.js';
 
 // Raw SQL on purpose: this is the ingest hot path (unnest bulk upserts, one statement per
@@ -84,11 +84,10 @@ const PREPARED_MAX_ROWS = 32;
  * connection: planning it over every weekly partition took as long as running it, and a prepared
  * statement settles on one generic plan per connection. A large one is planned for its own
  * arguments as before: for batches of 2,000 the generic plans cost PostgreSQL 484 µs per event
- * in bench:ingest's month workload, against 66–91 µs with custom plans.
+ * in bench:ingest's month workload, against 66–91 µs with custom plans. `rows`: the length of
+ * the statement's longest array argument (they are sent as array literals, see textArrayLiteral).
  */
-async function prepared<T>(manager: EntityManager, name: string, text: string, values: unknown[]): Promise<T[]> {
-  let rows = 1;
-  for (const value of values) if (Array.isArray(value)) rows = Math.max(rows, value.length);
+async function prepared<T>(manager: EntityManager, name: string, text: string, values: unknown[], rows: number): Promise<T[]> {
   if (rows > PREPARED_MAX_ROWS) return manager.query(text, values);
   const connection = (manager.queryRunner as unknown as { databaseConnection: PreparingConnection }).databaseConnection;
   return (await connection.query({ name: `reporting_projection_${name}`, text, values })).rows as T[];
@@ -141,8 +140,8 @@ const ROLLUPS_UPSERT = `WITH d AS (
 function rollupColumns(minute: RollupRow[], quarter: RollupRow[]): unknown[] {
   const rows = minute.concat(quarter);
   return [
-    rows.map((r) => r.agentId),
-    rows.map((r) => r.traffic),
+    textArrayLiteral(rows.map((r) => r.agentId)),
+    textArrayLiteral(rows.map((r) => r.traffic)),
     arrayLiteral(rows.map((r) => new Date(r.bucketMs).toISOString())),
     arrayLiteral(rows.map((_, i) => i >= minute.length)),
     ...COUNTER_NAMES.map((name) => arrayLiteral(rows.map((r) => r.counters[name]))),
@@ -176,7 +175,9 @@ export class ProjectionRepository {
     // on the partitioned table that the writing transactions would otherwise queue behind).
     await this.partitions.ensureFor(plan.creationTimes);
     return this.dataSource.transaction('READ COMMITTED', async (manager) => {
-      const becameKnown = plan.applyLifecycle(await this.lockRecommendations(manager, plan.recommendationIds, plan.createdAtHints));
+      // The ids as one array literal, sent three times (lock, lookup, release).
+      const recommendationIds = textArrayLiteral(plan.recommendationIds);
+      const becameKnown = plan.applyLifecycle(await this.lockRecommendations(manager, plan.recommendationIds, recommendationIds, plan.createdAtHints));
       if (becameKnown.length > 0) {
         const { waiting, recordedAt } = await this.waitingEntries(manager, becameKnown);
         const nowAttributed = plan.attributeWaiting(waiting);
@@ -190,11 +191,12 @@ export class ProjectionRepository {
       // Minute deltas before the minute window's bound go to their quarter-hour (StoragePartitions.routeMinuteRows).
       const minutes = await this.partitions.routeMinuteRows(manager, plan.rollups.sorted('minute'));
       // The rollups of every grain, the breakdown rollups and the release of the lock rows: one statement.
+      const breakdowns = plan.breakdowns.sorted();
       await prepared(manager, 'rollups', ROLLUPS_UPSERT, [
         ...rollupColumns(minutes.minute, minutes.quarter),
-        ...BreakdownDeltas.columns(plan.breakdowns.sorted()),
-        plan.recommendationIds,
-      ]);
+        ...BreakdownDeltas.columns(breakdowns),
+        recommendationIds,
+      ], Math.max(plan.recommendationIds.length, minutes.minute.length + minutes.quarter.length, breakdowns.length));
       if (plan.watermarks.length > 0) await this.advanceWatermarks(manager, plan.watermarks);
       return plan.conflicts;
     });
@@ -206,45 +208,42 @@ export class ProjectionRepository {
    * always meet on one lock even before the recommendation is known; the rows are deleted again
    * before commit (releaseRecommendations), and the table stays empty between transactions.
    *
-   * Then the stored rows are read: a lifecycle event's recommendation in the one week its
-   * `recommendation_created_at` names, and only the ids not found there (new recommendations,
-   * ids named only by an entry, an event that disagrees with the first one) in every week. Both
-   * reads are one index probe per id (LATERAL, which the planner cannot turn into a join): given
-   * 2,000 ids as one array, a join or `= ANY` is planned as a scan of every week instead, which
-   * grows with the store.
+   * Then the stored rows are read, in one statement: a lifecycle event's recommendation in the
+   * one week its `recommendation_created_at` names, and only if it is not found there (a new
+   * recommendation, an id named only by an entry, an event that disagrees with the first one) in
+   * every week. Both probes are one index probe per id (LATERAL, which the planner cannot turn
+   * into a join): given 2,000 ids as one array, a join or `= ANY` is planned as a scan of every
+   * week instead, which grows with the store.
    */
-  private async lockRecommendations(manager: EntityManager, ids: string[], hints: ReadonlyMap<string, number>): Promise<RecommendationState[]> {
+  private async lockRecommendations(manager: EntityManager, ids: string[], recommendationIds: string, hints: ReadonlyMap<string, number>): Promise<RecommendationState[]> {
     if (ids.length === 0) return [];
     await prepared(manager, 'lock',
       `INSERT INTO reporting.recommendation_lock AS l (recommendation_id)
        SELECT unnest($1::text[])
        ON CONFLICT (recommendation_id) DO UPDATE SET recommendation_id = l.recommendation_id`,
-      [ids],
+      [recommendationIds],
+      ids.length,
+    );
+    // One round trip: per id, the probe of its week (when an event named its creation time) and,
+    // only if that finds nothing, the probe of every week (LIMIT 1 stops the Append after the
+    // first branch that returns the row). A null creation time prunes the first branch to nothing.
+    const rows: RecommendationRow[] = await prepared(manager, 'known',
+      `SELECT ${RECOMMENDATION_COLUMNS}
+       FROM unnest($1::text[], $2::timestamptz[]) AS k(id, created_at)
+       CROSS JOIN LATERAL (
+         (SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id AND r.created_at = k.created_at)
+         UNION ALL
+         (SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id)
+         LIMIT 1
+       ) r`,
+      [recommendationIds, arrayLiteral(ids.map((id) => {
+        const hint = hints.get(id);
+        return hint === undefined ? null : new Date(hint).toISOString();
+      }))],
+      ids.length,
     );
     const known = new Map<string, RecommendationState>();
-    const hinted = ids.filter((id) => hints.has(id));
-    if (hinted.length > 0) {
-      // The week is pruned at run time, per id.
-      const rows: RecommendationRow[] = await prepared(manager, 'known_in_week',
-        `SELECT ${RECOMMENDATION_COLUMNS}
-         FROM unnest($1::text[], $2::timestamptz[]) AS k(id, created_at)
-         CROSS JOIN LATERAL (
-           SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id AND r.created_at = k.created_at OFFSET 0
-         ) r`,
-        [hinted, arrayLiteral(hinted.map((id) => new Date(hints.get(id)!).toISOString()))],
-      );
-      for (const row of rows) known.set(row.recommendation_id, toState(row));
-    }
-    const rest = ids.filter((id) => !known.has(id));
-    if (rest.length > 0) {
-      const rows: RecommendationRow[] = await prepared(manager, 'known_anywhere',
-        `SELECT ${RECOMMENDATION_COLUMNS}
-         FROM unnest($1::text[]) AS k(id)
-         CROSS JOIN LATERAL (SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id OFFSET 0) r`,
-        [rest],
-      );
-      for (const row of rows) known.set(row.recommendation_id, toState(row));
-    }
+    for (const row of rows) known.set(row.recommendation_id, toState(row));
     return ids.map((id) => known.get(id) ?? unknownRecommendation(id));
   }
 
@@ -255,7 +254,8 @@ export class ProjectionRepository {
        FROM reporting.accounting_entry
        WHERE recommendation_id = ANY($1::text[]) AND NOT attributed
        ORDER BY entry_id COLLATE "C"`,
-      [recommendationIds],
+      [textArrayLiteral(recommendationIds)],
+      recommendationIds.length,
     );
     const waiting = rows.map((row) => ({
       entryId: row.entry_id,
@@ -278,7 +278,8 @@ export class ProjectionRepository {
       `UPDATE reporting.accounting_entry e SET attributed = true
        WHERE e.entry_id = ANY($1::text[]) AND e.recorded_at = ANY($2::timestamptz[])
          AND (e.entry_id, e.recorded_at) IN (SELECT * FROM unnest($1::text[], $2::timestamptz[]))`,
-      [entryIds, entryIds.map((id) => recordedAt.get(id)!)],
+      [textArrayLiteral(entryIds), textArrayLiteral(entryIds.map((id) => recordedAt.get(id)!))],
+      entryIds.length,
     );
   }
 
@@ -291,15 +292,16 @@ export class ProjectionRepository {
        ON CONFLICT (entry_id, recorded_at) DO NOTHING
        RETURNING entry_id`,
       [
-        entries.map((d) => d.entry.entry_id),
-        entries.map((d) => d.entry.agent_id),
-        entries.map((d) => d.entry.traffic),
-        entries.map((d) => d.entry.recommendation_id),
-        entries.map((d) => d.entry.amount_micros),
-        entries.map((d) => d.entry.currency),
-        entries.map((d) => d.entry.recorded_at),
-        entries.map((d) => d.attributed),
+        textArrayLiteral(entries.map((d) => d.entry.entry_id)),
+        textArrayLiteral(entries.map((d) => d.entry.agent_id)),
+        textArrayLiteral(entries.map((d) => d.entry.traffic)),
+        textArrayLiteral(entries.map((d) => d.entry.recommendation_id)),
+        arrayLiteral(entries.map((d) => d.entry.amount_micros)),
+        textArrayLiteral(entries.map((d) => d.entry.currency)),
+        arrayLiteral(entries.map((d) => d.entry.recorded_at)),
+        arrayLiteral(entries.map((d) => d.attributed)),
       ],
+      entries.length,
     );
     return new Set(inserted.map((row) => row.entry_id));
   }
@@ -316,18 +318,19 @@ export class ProjectionRepository {
          attributed_usd_micros = excluded.attributed_usd_micros,
          foreign_currency_entries = excluded.foreign_currency_entries, ad_id = excluded.ad_id, product_id = excluded.product_id`,
       [
-        changed.map((s) => s.id),
-        changed.map((s) => s.agentId),
-        changed.map((s) => s.traffic),
+        textArrayLiteral(changed.map((s) => s.id)),
+        textArrayLiteral(changed.map((s) => s.agentId)),
+        textArrayLiteral(changed.map((s) => s.traffic)),
         arrayLiteral(changed.map((s) => (s.createdAtMs === null ? null : new Date(s.createdAtMs).toISOString()))),
         arrayLiteral(changed.map((s) => s.level)),
         arrayLiteral(changed.map((s) => s.billable)),
         arrayLiteral(changed.map((s) => s.attributedEntries)),
         arrayLiteral(changed.map((s) => s.attributedUsdMicros)),
         arrayLiteral(changed.map((s) => s.foreignCurrencyEntries)),
-        changed.map((s) => s.adId ?? null),
-        changed.map((s) => s.productId ?? null),
+        textArrayLiteral(changed.map((s) => s.adId ?? null)),
+        textArrayLiteral(changed.map((s) => s.productId ?? null)),
       ],
+      changed.length,
     );
   }
 
@@ -338,7 +341,8 @@ export class ProjectionRepository {
        SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
        ON CONFLICT (traffic, agent_id) DO UPDATE
          SET reconciled_through = GREATEST(w.reconciled_through, excluded.reconciled_through)`,
-      [watermarks.map((w) => w.traffic), watermarks.map((w) => w.agentId), watermarks.map((w) => w.through)],
+      [textArrayLiteral(watermarks.map((w) => w.traffic)), textArrayLiteral(watermarks.map((w) => w.agentId)), arrayLiteral(watermarks.map((w) => w.through))],
+      watermarks.length,
     );
   }
 }
