@@ -153,7 +153,16 @@ export class BatchPlan {
     return becameKnown.sort(byCodeUnit);
   }
 
-  /** Step 2. `waiting`: the stored, unattributed entries of the recommendations that became known. */
+  /** The platform and traffic of a recommendation after step 1 (null while unknown). */
+  identityOf(id: string): { agentId: string | null; traffic: string | null } {
+    const state = this.after.get(id);
+    return { agentId: state?.agentId ?? null, traffic: state?.traffic ?? null };
+  }
+
+  /**
+   * Step 2. `waiting`: the stored, unattributed entries of the recommendations that became known
+   * (the writer may pass only those of the same platform and traffic: the others are skipped).
+   */
   attributeWaiting(waiting: readonly WaitingEntry[]): string[] {
     const nowAttributed: string[] = [];
     for (const entry of waiting) {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { AccountingEntryDto } from '#libs/contracts';
-import type { BatchPlan, RecommendationState, WaitingEntry, Watermark } from './batch-plan.js';
+import { byCodeUnit, type BatchPlan, type RecommendationState, type WaitingEntry, type Watermark } from './batch-plan.js';
 import { StoragePartitions } from './storage-partitions.js';
 import { BREAKDOWN_COLUMNS, BreakdownDeltas } from './breakdown-deltas.js';
 import { arrayLiteral, textArrayLiteral, type RollupRow } from './rollup-deltas.js';
@@ -72,7 +72,7 @@ const RECOMMENDATION_COLUMNS = `r.recommendation_id, r.agent_id, r.traffic,
 
 /** The pg connection under a TypeORM transaction (PostgresQueryRunner.databaseConnection). */
 interface PreparingConnection {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 /** Up to this many rows a statement runs prepared; above it, planned for its own arguments. */
@@ -88,8 +88,9 @@ const PREPARED_MAX_ROWS = 32;
  * the statement's longest array argument (they are sent as array literals, see textArrayLiteral).
  */
 async function prepared<T>(manager: EntityManager, name: string, text: string, values: unknown[], rows: number): Promise<T[]> {
-  if (rows > PREPARED_MAX_ROWS) return manager.query(text, values);
   const connection = (manager.queryRunner as unknown as { databaseConnection: PreparingConnection }).databaseConnection;
+  // Unnamed, a statement is planned for the arguments it is sent with.
+  if (rows > PREPARED_MAX_ROWS) return (await connection.query({ text, values })).rows as T[];
   return (await connection.query({ name: `reporting_projection_${name}`, text, values })).rows as T[];
 }
 
@@ -178,11 +179,7 @@ export class ProjectionRepository {
       // The ids as one array literal, sent three times (lock, lookup, release).
       const recommendationIds = textArrayLiteral(plan.recommendationIds);
       const becameKnown = plan.applyLifecycle(await this.lockRecommendations(manager, plan.recommendationIds, recommendationIds, plan.createdAtHints));
-      if (becameKnown.length > 0) {
-        const { waiting, recordedAt } = await this.waitingEntries(manager, becameKnown);
-        const nowAttributed = plan.attributeWaiting(waiting);
-        if (nowAttributed.length > 0) await this.markAttributed(manager, nowAttributed, recordedAt);
-      }
+      if (becameKnown.length > 0) plan.attributeWaiting(await this.attributeWaiting(manager, becameKnown, plan));
       const entries = plan.entriesToInsert();
       if (entries.length > 0) plan.countInserted(await this.insertEntries(manager, entries));
       const changed = plan.changedRecommendations();
@@ -247,40 +244,37 @@ export class ProjectionRepository {
     return ids.map((id) => known.get(id) ?? unknownRecommendation(id));
   }
 
-  /** Entries that waited under review for one of these recommendations. */
-  private async waitingEntries(manager: EntityManager, recommendationIds: string[]): Promise<{ waiting: WaitingEntry[]; recordedAt: Map<string, string> }> {
-    const rows: (EntryRow & { recorded_at_text: string })[] = await prepared(manager, 'waiting',
-      `SELECT entry_id, agent_id, traffic, recommendation_id, amount_micros, currency, recorded_at, recorded_at::text AS recorded_at_text
-       FROM reporting.accounting_entry
-       WHERE recommendation_id = ANY($1::text[]) AND NOT attributed
-       ORDER BY entry_id COLLATE "C"`,
-      [textArrayLiteral(recommendationIds)],
+  /**
+   * Entries that waited under review for one of the recommendations that became known, marked
+   * attributed where they name its platform and traffic (BatchPlan.attributeWaiting's rule), in
+   * one statement; resolves to the entries it marked. `recommendation_id = ANY` drives the probe
+   * of the index of unattributed entries in each week; the identity test filters what it finds.
+   */
+  private async attributeWaiting(manager: EntityManager, recommendationIds: string[], plan: BatchPlan): Promise<WaitingEntry[]> {
+    const identities = recommendationIds.map((id) => plan.identityOf(id));
+    const rows: EntryRow[] = await prepared(manager, 'attribute_waiting',
+      `UPDATE reporting.accounting_entry e SET attributed = true
+       WHERE e.recommendation_id = ANY($1::text[]) AND NOT e.attributed
+         AND (e.recommendation_id, e.agent_id, e.traffic) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+       RETURNING e.entry_id, e.agent_id, e.traffic, e.recommendation_id, e.amount_micros, e.currency, e.recorded_at`,
+      [
+        textArrayLiteral(recommendationIds),
+        textArrayLiteral(identities.map((identity) => identity.agentId)),
+        textArrayLiteral(identities.map((identity) => identity.traffic)),
+      ],
       recommendationIds.length,
     );
-    const waiting = rows.map((row) => ({
-      entryId: row.entry_id,
-      agentId: row.agent_id,
-      traffic: row.traffic,
-      recommendationId: row.recommendation_id,
-      amountMicros: Number(row.amount_micros),
-      currency: row.currency,
-      recordedAtMs: row.recorded_at.getTime(),
-    }));
-    // The stored recorded_at exactly (microseconds), to find each entry in its week again.
-    return { waiting, recordedAt: new Map(rows.map((row) => [row.entry_id, row.recorded_at_text])) };
-  }
-
-  /** Each entry in the week of its recorded_at (known from `waiting`), not in every week. */
-  private async markAttributed(manager: EntityManager, entryIds: string[], recordedAt: ReadonlyMap<string, string>): Promise<void> {
-    await prepared(manager, 'attribute',
-      // `recorded_at = ANY` prunes to the weeks named when the statement is planned; the pair
-      // test keeps the update exact.
-      `UPDATE reporting.accounting_entry e SET attributed = true
-       WHERE e.entry_id = ANY($1::text[]) AND e.recorded_at = ANY($2::timestamptz[])
-         AND (e.entry_id, e.recorded_at) IN (SELECT * FROM unnest($1::text[], $2::timestamptz[]))`,
-      [textArrayLiteral(entryIds), textArrayLiteral(entryIds.map((id) => recordedAt.get(id)!))],
-      entryIds.length,
-    );
+    return rows
+      .map((row) => ({
+        entryId: row.entry_id,
+        agentId: row.agent_id,
+        traffic: row.traffic,
+        recommendationId: row.recommendation_id,
+        amountMicros: Number(row.amount_micros),
+        currency: row.currency,
+        recordedAtMs: row.recorded_at.getTime(),
+      }))
+      .sort((a, b) => byCodeUnit(a.entryId, b.entryId));
   }
 
   /** Stores each entry once by entry_id; resolves to the ids that were new. */

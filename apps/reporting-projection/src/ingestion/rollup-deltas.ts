@@ -77,6 +77,8 @@ export class RollupDeltas {
  * per-element escaping on the ingest hot path; text ids still go through the driver.
  */
 export function arrayLiteral(values: readonly (number | boolean | string | null)[]): string {
+  // Without nulls, one join (PostgreSQL reads `true` and `false` as booleans too).
+  if (!values.includes(null)) return `{${values.join(',')}}`;
   return `{${values.map((v) => (v === null ? 'NULL' : v === true ? 't' : v === false ? 'f' : v)).join(',')}}`;
 }
 
