@@ -67,6 +67,9 @@ function sameFacts(a: RecommendationState, b: RecommendationState): boolean {
  * 4. `changedRecommendations()`: the rows to write; their move between the counters of their
  *    creation minute goes into `rollups`, with the review deltas of steps 2 and 3.
  *
+ * Steps 2 and 3a may be taken in either order (3a reads only the identities step 1 fixed), so a
+ * writer can send both statements at once.
+ *
  * Idempotent by construction: levels only rise, an entry is stored and attributed once,
  * watermarks only move forward; so a duplicate, a redelivery or a replay changes nothing.
  */
@@ -125,6 +128,11 @@ export class BatchPlan {
         ...[...this.entries.values()].map((e) => e.recommendation_id).filter((id): id is string => id !== null),
       ]),
     ].sort(byCodeUnit);
+  }
+
+  /** Events, entries and watermarks the plan applies. */
+  get size(): number {
+    return this.lifecycle.length + this.entries.size + this.watermarks.length;
   }
 
   /** Step 1. `rows`: the current row of every id in `recommendationIds`. */
