@@ -79,6 +79,8 @@ interface PgResult {
 /** A pg client of the data source's pool. */
 interface PgClient {
   query(config: { name?: string; text: string; values?: unknown[] } | string): Promise<PgResult | PgResult[]>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 interface Statement {
@@ -247,6 +249,14 @@ export class ProjectionRepository {
     // on the partitioned table that the writing transactions would otherwise queue behind).
     await this.partitions.ensureFor(plan.creationTimes);
     const [client, release] = (await (this.dataSource.driver as PostgresDriver).obtainMasterConnection()) as [PgClient, (error?: unknown) => void];
+    // The connection failing while checked out (the server gone) is emitted on the client too:
+    // without a listener it would end the process; with it, the statement under way fails, the
+    // batch is retried, and the connection is dropped from the pool.
+    let broken: unknown;
+    const onError = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', onError);
     const session = new WriteSession(client, plan.size > this.preparedMaxRows);
     try {
       await session.begin();
@@ -275,14 +285,17 @@ export class ProjectionRepository {
       await session.commit();
     } catch (error) {
       // A connection that cannot even roll back is dropped from the pool, not reused.
-      let broken: unknown;
-      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        broken = rollbackError;
-      });
+      if (!broken) {
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          broken = rollbackError;
+        });
+      }
+      client.removeListener('error', onError);
       release(broken);
       throw error;
     }
-    release();
+    client.removeListener('error', onError);
+    release(broken);
     return plan.conflicts;
   }
 
