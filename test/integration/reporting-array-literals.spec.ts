@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { quoteLiteral } from '../../apps/reporting-projection/src/ingestion/projection.repository.js';
 import { arrayLiteral, textArrayLiteral } from '../../apps/reporting-projection/src/ingestion/rollup-deltas.js';
 import { POSTGRES_ADMIN_URL } from '../support/index.js';
 
@@ -16,12 +17,20 @@ describe('array literals of the ingest path', () => {
     (await client.query<{ v: (string | null)[] }>('SELECT $1::text[] AS v', [textArrayLiteral(values)])).rows[0].v;
 
   it('reads text arrays back exactly: quotes, backslashes, separators, blanks, NULL as a word, null and empty', async () => {
-    const awkward = ['rec_1', 'a"b', 'back\\slash', '\\"', 'a,b', '{x}', ' lead and trail ', '', 'NULL', 'null', 'tab\there', 'new\nline', 'ünï©ødé'];
+    const awkward = ['rec_1', "it's", "''", 'a"b', 'back\\slash', '\\"', 'a,b', '{x}', ' lead and trail ', '', 'NULL', 'null', 'tab\there', 'new\nline', 'ünï©ødé'];
     expect(await roundTrip(awkward)).toEqual(awkward);
     expect(await roundTrip([...awkward, null, 'after'])).toEqual([...awkward, null, 'after']);
     expect(await roundTrip(['plain', 'ids', 'only'])).toEqual(['plain', 'ids', 'only']);
     expect(await roundTrip([null])).toEqual([null]);
     expect(await roundTrip([])).toEqual([]);
+  });
+
+  it('reads the same arrays back when a large batch inlines them into its statements as quoted literals', async () => {
+    const inlined = async (values: (string | null)[]) =>
+      (await client.query<{ v: (string | null)[] }>(`SELECT ${quoteLiteral(textArrayLiteral(values))}::text[] AS v`)).rows[0].v;
+    const awkward = ['rec_1', "it's", "''", 'a"b', 'back\\slash', "\\'", '\\"', 'a,b', '{x}', ' lead ', '', 'NULL', null];
+    expect(await inlined(awkward)).toEqual(awkward);
+    expect(await inlined(['plain', 'ids'])).toEqual(['plain', 'ids']);
   });
 
   it('reads number, boolean and timestamp arrays back exactly', async () => {
