@@ -218,20 +218,27 @@ export class JetStreamBatchConsumer {
   }
 
   private async settle(batch: JsMsg[], outcomes: MessageOutcome[]): Promise<void> {
-    for (let i = 0; i < batch.length; i++) {
-      const outcome = outcomes[i];
-      const message = batch[i];
-      if (outcome?.kind === 'dead-letter') {
-        await publishDeadLetter(
-          this.nats.jetstream,
-          { ...toInbound(message), stream: this.options.stream, reason: outcome.reason },
-          outcome.cause,
-        );
-        settledTotal.inc({ durable: this.options.durable, outcome: 'dead_letter' });
-      } else {
-        settledTotal.inc({ durable: this.options.durable, outcome: 'applied' });
+    // Counted once per batch: a labelled increment per message was a measurable share of a
+    // consumer's garbage at 2,000 messages a batch.
+    let applied = 0;
+    try {
+      for (let i = 0; i < batch.length; i++) {
+        const outcome = outcomes[i];
+        const message = batch[i];
+        if (outcome?.kind === 'dead-letter') {
+          await publishDeadLetter(
+            this.nats.jetstream,
+            { ...toInbound(message), stream: this.options.stream, reason: outcome.reason },
+            outcome.cause,
+          );
+          settledTotal.inc({ durable: this.options.durable, outcome: 'dead_letter' });
+        } else {
+          applied += 1;
+        }
+        message.ack();
       }
-      message.ack();
+    } finally {
+      if (applied > 0) settledTotal.inc({ durable: this.options.durable, outcome: 'applied' }, applied);
     }
   }
 

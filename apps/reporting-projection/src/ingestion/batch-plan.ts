@@ -67,6 +67,9 @@ function sameFacts(a: RecommendationState, b: RecommendationState): boolean {
  * 4. `changedRecommendations()`: the rows to write; their move between the counters of their
  *    creation minute goes into `rollups`, with the review deltas of steps 2 and 3.
  *
+ * Steps 2 and 3a may be taken in either order (3a reads only the identities step 1 fixed), so a
+ * writer can send both statements at once.
+ *
  * Idempotent by construction: levels only rise, an entry is stored and attributed once,
  * watermarks only move forward; so a duplicate, a redelivery or a replay changes nothing.
  */
@@ -127,6 +130,11 @@ export class BatchPlan {
     ].sort(byCodeUnit);
   }
 
+  /** Events, entries and watermarks the plan applies. */
+  get size(): number {
+    return this.lifecycle.length + this.entries.size + this.watermarks.length;
+  }
+
   /** Step 1. `rows`: the current row of every id in `recommendationIds`. */
   applyLifecycle(rows: readonly RecommendationState[]): string[] {
     for (const row of rows) {
@@ -153,7 +161,16 @@ export class BatchPlan {
     return becameKnown.sort(byCodeUnit);
   }
 
-  /** Step 2. `waiting`: the stored, unattributed entries of the recommendations that became known. */
+  /** The platform and traffic of a recommendation after step 1 (null while unknown). */
+  identityOf(id: string): { agentId: string | null; traffic: string | null } {
+    const state = this.after.get(id);
+    return { agentId: state?.agentId ?? null, traffic: state?.traffic ?? null };
+  }
+
+  /**
+   * Step 2. `waiting`: the stored, unattributed entries of the recommendations that became known
+   * (the writer may pass only those of the same platform and traffic: the others are skipped).
+   */
   attributeWaiting(waiting: readonly WaitingEntry[]): string[] {
     const nowAttributed: string[] = [];
     for (const entry of waiting) {
@@ -188,9 +205,10 @@ export class BatchPlan {
     for (const state of changed) {
       if (state.agentId === null || state.traffic === null || state.createdAtMs === null) continue;
       const previous = this.before.get(state.id)!;
-      const delta = difference(contributionOf(state), previous.agentId === null ? zeroCounters() : contributionOf(previous));
-      this.rollups.add(state.agentId, state.traffic, state.createdAtMs, delta);
-      this.breakdowns.move(previous, state);
+      const now = contributionOf(state);
+      const was = previous.agentId === null ? null : contributionOf(previous);
+      this.rollups.add(state.agentId, state.traffic, state.createdAtMs, was ? difference(now, was) : now);
+      this.breakdowns.move(previous, state, was, now);
     }
     return changed;
   }

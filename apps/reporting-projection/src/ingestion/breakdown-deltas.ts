@@ -1,6 +1,6 @@
 import type { RecommendationEventDto } from '#libs/contracts';
 import { Level, contributionOf, type RecommendationFacts } from '../rules/counting.js';
-import { arrayLiteral } from './rollup-deltas.js';
+import { arrayLiteral, textArrayLiteral } from './rollup-deltas.js';
 
 /** What a breakdown splits the figures by (DESIGN §9). */
 export const BREAKDOWN_DIMENSIONS = ['ad', 'product'] as const;
@@ -71,26 +71,50 @@ const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 export class BreakdownDeltas {
   private readonly rows = new Map<string, BreakdownRow>();
 
-  /** `before`: the recommendation as stored before the batch (agentId null: it was not known). */
-  move(before: Known, after: Known): void {
+  /**
+   * `before`: the recommendation as stored before the batch (agentId null: it was not known).
+   * `was` and `now`: their contributions (contributionOf), when the caller has them already.
+   */
+  move(before: Known, after: Known, was?: BreakdownFigures | null, now?: BreakdownFigures): void {
     if (after.agentId === null || after.traffic === null || after.createdAtMs === null) return;
     const bucketMs = Math.floor(after.createdAtMs / BREAKDOWN_BUCKET_MS) * BREAKDOWN_BUCKET_MS;
-    const was = before.agentId === null ? null : contributionOf(before);
-    const now = contributionOf(after);
+    const taken = was !== undefined ? was : before.agentId === null ? null : contributionOf(before);
+    const added = now ?? contributionOf(after);
+    const prefix = `${after.agentId}\u0000${after.traffic}\u0000${bucketMs}\u0000`;
     for (const dimension of BREAKDOWN_DIMENSIONS) {
-      if (was) this.add(after.agentId, after.traffic, dimension, bucketMs, idOf(before, dimension), was, -1);
-      this.add(after.agentId, after.traffic, dimension, bucketMs, idOf(after, dimension), now, 1);
+      const id = idOf(after, dimension);
+      if (taken && idOf(before, dimension) !== id) {
+        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, idOf(before, dimension), null, taken);
+        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, id, added, null);
+      } else {
+        // The same row before and after: one lookup, the difference added.
+        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, id, added, taken);
+      }
     }
   }
 
-  private add(agentId: string, traffic: string, dimension: BreakdownDimension, bucketMs: number, id: string, figures: BreakdownFigures, sign: 1 | -1): void {
-    const key = `${agentId}\u0000${traffic}\u0000${dimension}\u0000${bucketMs}\u0000${id}`;
+  private add(prefix: string, agentId: string, traffic: string, dimension: BreakdownDimension, bucketMs: number, id: string, plus: BreakdownFigures | null, minus: BreakdownFigures | null): void {
+    const key = prefix + dimension + '\u0000' + id;
     let row = this.rows.get(key);
     if (!row) {
       row = { agentId, traffic, dimension, bucketMs, id, figures: { exposures: 0, clicks: 0, engagements: 0, conversions: 0, earnings_micros: 0 } };
       this.rows.set(key, row);
     }
-    for (const name of BREAKDOWN_FIGURES) row.figures[name] += sign * figures[name];
+    const figures = row.figures;
+    if (plus) {
+      figures.exposures += plus.exposures;
+      figures.clicks += plus.clicks;
+      figures.engagements += plus.engagements;
+      figures.conversions += plus.conversions;
+      figures.earnings_micros += plus.earnings_micros;
+    }
+    if (minus) {
+      figures.exposures -= minus.exposures;
+      figures.clicks -= minus.clicks;
+      figures.engagements -= minus.engagements;
+      figures.conversions -= minus.conversions;
+      figures.earnings_micros -= minus.earnings_micros;
+    }
   }
 
   /** Non-zero rows sorted by the primary key (agent, traffic, dimension, bucket, id): the lock order. */
@@ -110,11 +134,11 @@ export class BreakdownDeltas {
   /** Column arrays of the breakdown rollup upsert (ProjectionRepository). */
   static columns(rows: BreakdownRow[]): unknown[] {
     return [
-      rows.map((r) => r.agentId),
-      rows.map((r) => r.traffic),
-      rows.map((r) => r.dimension),
+      textArrayLiteral(rows.map((r) => r.agentId)),
+      textArrayLiteral(rows.map((r) => r.traffic)),
+      textArrayLiteral(rows.map((r) => r.dimension)),
       arrayLiteral(rows.map((r) => new Date(r.bucketMs).toISOString())),
-      rows.map((r) => r.id),
+      textArrayLiteral(rows.map((r) => r.id)),
       ...BREAKDOWN_FIGURES.map((name) => arrayLiteral(rows.map((r) => r.figures[name]))),
     ];
   }

@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { AccountingEntryDto } from '#libs/contracts';
-import type { BatchPlan, RecommendationState, WaitingEntry, Watermark } from './batch-plan.js';
+import { byCodeUnit, type BatchPlan, type RecommendationState, type WaitingEntry, type Watermark } from './batch-plan.js';
 import { StoragePartitions } from './storage-partitions.js';
 import { BREAKDOWN_COLUMNS, BreakdownDeltas } from './breakdown-deltas.js';
-import { arrayLiteral, type RollupRow } from './rollup-deltas.js';
+import { arrayLiteral, textArrayLiteral, type RollupRow } from './rollup-deltas.js';
 import { COUNTER_NAMES } from '../rules/counting.js';
 
 // Raw SQL on purpose: this is the ingest hot path (unnest bulk upserts, one statement per
@@ -70,28 +71,104 @@ const RECOMMENDATION_COLUMNS = `r.recommendation_id, r.agent_id, r.traffic,
   (extract(epoch FROM r.created_at) * 1000)::bigint AS created_at_ms, r.level, r.billable, r.attributed_entries,
   r.attributed_usd_micros, r.foreign_currency_entries, r.ad_id, r.product_id`;
 
-/** The pg connection under a TypeORM transaction (PostgresQueryRunner.databaseConnection). */
-interface PreparingConnection {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+interface PgResult {
+  rows: unknown[];
 }
 
-/** Up to this many rows a statement runs prepared; above it, planned for its own arguments. */
-const PREPARED_MAX_ROWS = 32;
+/** A pg client of the data source's pool. */
+interface PgClient {
+  query(config: { name?: string; text: string; values?: unknown[] } | string): Promise<PgResult | PgResult[]>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+interface Statement {
+  /** The name it is prepared under (small batches). */
+  name?: string;
+  text: string;
+  values: readonly unknown[];
+}
+
+/** Injection token of ProjectionRepository's `preparedMaxRows` (default 32). */
+export const PREPARED_MAX_ROWS = Symbol('PREPARED_MAX_ROWS');
 
 /**
- * Runs a statement of the write path. A small one (a consumer isolating a failing message runs
- * one transaction per message) runs as a named prepared statement of the transaction's
- * connection: planning it over every weekly partition took as long as running it, and a prepared
- * statement settles on one generic plan per connection. A large one is planned for its own
- * arguments as before: for batches of 2,000 the generic plans cost PostgreSQL 484 µs per event
- * in bench:ingest's month workload, against 66–91 µs with custom plans.
+ * A string as an SQL literal, as `pg.escapeLiteral` quotes it (quotes doubled; with a backslash,
+ * an E'' literal with backslashes doubled), but with two regular-expression replacements instead
+ * of a concatenation per character: the arguments here are array literals of up to 100 KB.
  */
-async function prepared<T>(manager: EntityManager, name: string, text: string, values: unknown[]): Promise<T[]> {
-  let rows = 1;
-  for (const value of values) if (Array.isArray(value)) rows = Math.max(rows, value.length);
-  if (rows > PREPARED_MAX_ROWS) return manager.query(text, values);
-  const connection = (manager.queryRunner as unknown as { databaseConnection: PreparingConnection }).databaseConnection;
-  return (await connection.query({ name: `reporting_projection_${name}`, text, values })).rows as T[];
+export function quoteLiteral(value: string): string {
+  const quoted = value.includes("'") ? value.replace(/'/g, "''") : value;
+  return value.includes('\\') ? ` E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
+}
+
+/** `$n` of a statement replaced by its argument as a quoted literal (every argument is a string). */
+function inline(text: string, values: readonly unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => quoteLiteral(String(values[Number(n) - 1])));
+}
+
+/**
+ * The statements of one writing transaction on one connection of the pool.
+ *
+ * A large batch sends its statements in as few round trips as the plan allows: a statement whose
+ * rows are not needed (`defer`) waits and goes with the next one, BEGIN with the first and COMMIT
+ * with the last, several statements in one simple query (each planned for its own arguments, the
+ * array literals inlined, quoteLiteral). A transaction applies about 1,000 events in 4 round trips instead of
+ * 10; under load each round trip waited for both processes to be scheduled.
+ *
+ * A small one (a consumer isolating a failing message runs one transaction per message) runs
+ * each statement as a named prepared statement of the connection: planning it over every weekly
+ * partition took as long as running it, and a prepared statement settles on one generic plan
+ * per connection. Large batches are never prepared: for batches of 2,000 the generic plans cost
+ * PostgreSQL 484 µs per event in bench:ingest's month workload, against 66–91 µs with custom
+ * plans.
+ */
+class WriteSession {
+  private deferred: string[] = [];
+
+  constructor(
+    private readonly client: PgClient,
+    private readonly batched: boolean,
+  ) {}
+
+  async begin(): Promise<void> {
+    if (this.batched) this.deferred.push('BEGIN ISOLATION LEVEL READ COMMITTED');
+    else await this.client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+  }
+
+  /** Runs a statement (after whatever was deferred, in the same round trip); resolves to its rows. */
+  async query<T>(name: string | undefined, text: string, values: readonly unknown[] = []): Promise<T[]> {
+    return (await this.queries([{ name, text, values }]))[0] as T[];
+  }
+
+  /** Runs statements in order (large batches: in one round trip); resolves to the rows of each. */
+  async queries(statements: readonly Statement[]): Promise<unknown[][]> {
+    if (statements.length === 0) return [];
+    if (!this.batched) {
+      const rows: unknown[][] = [];
+      for (const { name, text, values } of statements) {
+        const config = name ? { name: `reporting_projection_${name}`, text, values: [...values] } : { text, values: [...values] };
+        rows.push(((await this.client.query(config)) as PgResult).rows);
+      }
+      return rows;
+    }
+    const texts = this.deferred;
+    for (const { text, values } of statements) texts.push(inline(text, values));
+    this.deferred = [];
+    const results = await this.client.query(texts.join(';\n'));
+    const list = Array.isArray(results) ? results : [results];
+    return list.slice(list.length - statements.length).map((result) => result.rows);
+  }
+
+  /** A statement whose rows are not needed: sent with the next one (large batches) or now. */
+  async defer(name: string, text: string, values: readonly unknown[]): Promise<void> {
+    if (this.batched) this.deferred.push(inline(text, values));
+    else await this.query(name, text, values);
+  }
+
+  async commit(): Promise<void> {
+    await this.query(undefined, 'COMMIT');
+  }
 }
 
 const sums = COUNTER_NAMES.map((c) => `sum(${c})::bigint`).join(', ');
@@ -141,8 +218,8 @@ const ROLLUPS_UPSERT = `WITH d AS (
 function rollupColumns(minute: RollupRow[], quarter: RollupRow[]): unknown[] {
   const rows = minute.concat(quarter);
   return [
-    rows.map((r) => r.agentId),
-    rows.map((r) => r.traffic),
+    textArrayLiteral(rows.map((r) => r.agentId)),
+    textArrayLiteral(rows.map((r) => r.traffic)),
     arrayLiteral(rows.map((r) => new Date(r.bucketMs).toISOString())),
     arrayLiteral(rows.map((_, i) => i >= minute.length)),
     ...COUNTER_NAMES.map((name) => arrayLiteral(rows.map((r) => r.counters[name]))),
@@ -160,9 +237,14 @@ function rollupColumns(minute: RollupRow[], quarter: RollupRow[]): unknown[] {
  */
 @Injectable()
 export class ProjectionRepository {
+  /**
+   * @param preparedMaxRows plans of up to this many events, entries and watermarks run prepared
+   *   statements one by one; larger ones send them in as few round trips as possible (WriteSession).
+   */
   constructor(
     private readonly dataSource: DataSource,
     private readonly partitions: StoragePartitions,
+    @Optional() @Inject(PREPARED_MAX_ROWS) private readonly preparedMaxRows: number = 32,
   ) {}
 
   /** Events and entries created before this instant are past the restatement window. */
@@ -175,29 +257,55 @@ export class ProjectionRepository {
     // The weeks the batch writes exist before its transaction starts (creating one takes a lock
     // on the partitioned table that the writing transactions would otherwise queue behind).
     await this.partitions.ensureFor(plan.creationTimes);
-    return this.dataSource.transaction('READ COMMITTED', async (manager) => {
-      const becameKnown = plan.applyLifecycle(await this.lockRecommendations(manager, plan.recommendationIds, plan.createdAtHints));
-      if (becameKnown.length > 0) {
-        const { waiting, recordedAt } = await this.waitingEntries(manager, becameKnown);
-        const nowAttributed = plan.attributeWaiting(waiting);
-        if (nowAttributed.length > 0) await this.markAttributed(manager, nowAttributed, recordedAt);
-      }
+    const [client, release] = (await (this.dataSource.driver as PostgresDriver).obtainMasterConnection()) as [PgClient, (error?: unknown) => void];
+    // The connection failing while checked out (the server gone) is emitted on the client too:
+    // without a listener it would end the process; with it, the statement under way fails, the
+    // batch is retried, and the connection is dropped from the pool.
+    let broken: unknown;
+    const onError = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', onError);
+    const session = new WriteSession(client, plan.size > this.preparedMaxRows);
+    try {
+      await session.begin();
+      // The ids as one array literal, sent three times (lock, lookup, release).
+      const recommendationIds = textArrayLiteral(plan.recommendationIds);
+      const becameKnown = plan.applyLifecycle(await this.lockRecommendations(session, plan.recommendationIds, recommendationIds, plan.createdAtHints));
+      // Waiting entries attributed and the batch's entries stored: one round trip (steps 2 and 3).
       const entries = plan.entriesToInsert();
-      if (entries.length > 0) plan.countInserted(await this.insertEntries(manager, entries));
+      const attributing = becameKnown.length > 0 ? this.attributeWaiting(becameKnown, plan) : undefined;
+      const inserting = entries.length > 0 ? this.insertEntries(entries) : undefined;
+      const results = await session.queries([attributing, inserting].filter((statement) => statement !== undefined));
+      if (attributing) plan.attributeWaiting(ProjectionRepository.waitingEntries(results.shift() as EntryRow[]));
+      if (inserting) plan.countInserted(new Set((results.shift() as { entry_id: string }[]).map((row) => row.entry_id)));
       const changed = plan.changedRecommendations();
       const known = changed.filter((state) => state.agentId !== null);
-      if (known.length > 0) await this.upsertRecommendations(manager, known);
+      if (known.length > 0) await this.upsertRecommendations(session, known);
       // Minute deltas before the minute window's bound go to their quarter-hour (StoragePartitions.routeMinuteRows).
-      const minutes = await this.partitions.routeMinuteRows(manager, plan.rollups.sorted('minute'));
+      const minutes = await this.partitions.routeMinuteRows({ query: (text: string, values?: unknown[]) => session.query(undefined, text, values) }, plan.rollups.sorted('minute'));
       // The rollups of every grain, the breakdown rollups and the release of the lock rows: one statement.
-      await prepared(manager, 'rollups', ROLLUPS_UPSERT, [
+      await session.defer('rollups', ROLLUPS_UPSERT, [
         ...rollupColumns(minutes.minute, minutes.quarter),
         ...BreakdownDeltas.columns(plan.breakdowns.sorted()),
-        plan.recommendationIds,
+        recommendationIds,
       ]);
-      if (plan.watermarks.length > 0) await this.advanceWatermarks(manager, plan.watermarks);
-      return plan.conflicts;
-    });
+      if (plan.watermarks.length > 0) await this.advanceWatermarks(session, plan.watermarks);
+      await session.commit();
+    } catch (error) {
+      // A connection that cannot even roll back is dropped from the pool, not reused.
+      if (!broken) {
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          broken = rollbackError;
+        });
+      }
+      client.removeListener('error', onError);
+      release(broken);
+      throw error;
+    }
+    client.removeListener('error', onError);
+    release(broken);
+    return plan.conflicts;
   }
 
   /**
@@ -206,106 +314,104 @@ export class ProjectionRepository {
    * always meet on one lock even before the recommendation is known; the rows are deleted again
    * before commit (releaseRecommendations), and the table stays empty between transactions.
    *
-   * Then the stored rows are read: a lifecycle event's recommendation in the one week its
-   * `recommendation_created_at` names, and only the ids not found there (new recommendations,
-   * ids named only by an entry, an event that disagrees with the first one) in every week. Both
-   * reads are one index probe per id (LATERAL, which the planner cannot turn into a join): given
-   * 2,000 ids as one array, a join or `= ANY` is planned as a scan of every week instead, which
-   * grows with the store.
+   * Then the stored rows are read, in one statement: a lifecycle event's recommendation in the
+   * one week its `recommendation_created_at` names, and only if it is not found there (a new
+   * recommendation, an id named only by an entry, an event that disagrees with the first one) in
+   * every week. Both probes are one index probe per id (LATERAL, which the planner cannot turn
+   * into a join): given 2,000 ids as one array, a join or `= ANY` is planned as a scan of every
+   * week instead, which grows with the store.
    */
-  private async lockRecommendations(manager: EntityManager, ids: string[], hints: ReadonlyMap<string, number>): Promise<RecommendationState[]> {
+  private async lockRecommendations(session: WriteSession, ids: string[], recommendationIds: string, hints: ReadonlyMap<string, number>): Promise<RecommendationState[]> {
     if (ids.length === 0) return [];
-    await prepared(manager, 'lock',
+    await session.defer('lock',
       `INSERT INTO reporting.recommendation_lock AS l (recommendation_id)
        SELECT unnest($1::text[])
        ON CONFLICT (recommendation_id) DO UPDATE SET recommendation_id = l.recommendation_id`,
-      [ids],
+      [recommendationIds],
+    );
+    // One round trip: per id, the probe of its week (when an event named its creation time) and,
+    // only if that finds nothing, the probe of every week (LIMIT 1 stops the Append after the
+    // first branch that returns the row). A null creation time prunes the first branch to nothing.
+    const rows: RecommendationRow[] = await session.query<RecommendationRow>('known',
+      `SELECT ${RECOMMENDATION_COLUMNS}
+       FROM unnest($1::text[], $2::timestamptz[]) AS k(id, created_at)
+       CROSS JOIN LATERAL (
+         (SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id AND r.created_at = k.created_at)
+         UNION ALL
+         (SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id)
+         LIMIT 1
+       ) r`,
+      [recommendationIds, arrayLiteral(ids.map((id) => {
+        const hint = hints.get(id);
+        return hint === undefined ? null : new Date(hint).toISOString();
+      }))],
     );
     const known = new Map<string, RecommendationState>();
-    const hinted = ids.filter((id) => hints.has(id));
-    if (hinted.length > 0) {
-      // The week is pruned at run time, per id.
-      const rows: RecommendationRow[] = await prepared(manager, 'known_in_week',
-        `SELECT ${RECOMMENDATION_COLUMNS}
-         FROM unnest($1::text[], $2::timestamptz[]) AS k(id, created_at)
-         CROSS JOIN LATERAL (
-           SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id AND r.created_at = k.created_at OFFSET 0
-         ) r`,
-        [hinted, arrayLiteral(hinted.map((id) => new Date(hints.get(id)!).toISOString()))],
-      );
-      for (const row of rows) known.set(row.recommendation_id, toState(row));
-    }
-    const rest = ids.filter((id) => !known.has(id));
-    if (rest.length > 0) {
-      const rows: RecommendationRow[] = await prepared(manager, 'known_anywhere',
-        `SELECT ${RECOMMENDATION_COLUMNS}
-         FROM unnest($1::text[]) AS k(id)
-         CROSS JOIN LATERAL (SELECT * FROM reporting.recommendation r WHERE r.recommendation_id = k.id OFFSET 0) r`,
-        [rest],
-      );
-      for (const row of rows) known.set(row.recommendation_id, toState(row));
-    }
+    for (const row of rows) known.set(row.recommendation_id, toState(row));
     return ids.map((id) => known.get(id) ?? unknownRecommendation(id));
   }
 
-  /** Entries that waited under review for one of these recommendations. */
-  private async waitingEntries(manager: EntityManager, recommendationIds: string[]): Promise<{ waiting: WaitingEntry[]; recordedAt: Map<string, string> }> {
-    const rows: (EntryRow & { recorded_at_text: string })[] = await prepared(manager, 'waiting',
-      `SELECT entry_id, agent_id, traffic, recommendation_id, amount_micros, currency, recorded_at, recorded_at::text AS recorded_at_text
-       FROM reporting.accounting_entry
-       WHERE recommendation_id = ANY($1::text[]) AND NOT attributed
-       ORDER BY entry_id COLLATE "C"`,
-      [recommendationIds],
-    );
-    const waiting = rows.map((row) => ({
-      entryId: row.entry_id,
-      agentId: row.agent_id,
-      traffic: row.traffic,
-      recommendationId: row.recommendation_id,
-      amountMicros: Number(row.amount_micros),
-      currency: row.currency,
-      recordedAtMs: row.recorded_at.getTime(),
-    }));
-    // The stored recorded_at exactly (microseconds), to find each entry in its week again.
-    return { waiting, recordedAt: new Map(rows.map((row) => [row.entry_id, row.recorded_at_text])) };
+  /**
+   * Entries that waited under review for one of the recommendations that became known, marked
+   * attributed where they name its platform and traffic (BatchPlan.attributeWaiting's rule), in
+   * one statement; resolves to the entries it marked. `recommendation_id = ANY` drives the probe
+   * of the index of unattributed entries in each week; the identity test filters what it finds.
+   */
+  private attributeWaiting(recommendationIds: string[], plan: BatchPlan): Statement {
+    const identities = recommendationIds.map((id) => plan.identityOf(id));
+    return {
+      name: 'attribute_waiting',
+      text: `UPDATE reporting.accounting_entry e SET attributed = true
+       WHERE e.recommendation_id = ANY($1::text[]) AND NOT e.attributed
+         AND (e.recommendation_id, e.agent_id, e.traffic) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+       RETURNING e.entry_id, e.agent_id, e.traffic, e.recommendation_id, e.amount_micros, e.currency, e.recorded_at`,
+      values: [
+        textArrayLiteral(recommendationIds),
+        textArrayLiteral(identities.map((identity) => identity.agentId)),
+        textArrayLiteral(identities.map((identity) => identity.traffic)),
+      ],
+    };
   }
 
-  /** Each entry in the week of its recorded_at (known from `waiting`), not in every week. */
-  private async markAttributed(manager: EntityManager, entryIds: string[], recordedAt: ReadonlyMap<string, string>): Promise<void> {
-    await prepared(manager, 'attribute',
-      // `recorded_at = ANY` prunes to the weeks named when the statement is planned; the pair
-      // test keeps the update exact.
-      `UPDATE reporting.accounting_entry e SET attributed = true
-       WHERE e.entry_id = ANY($1::text[]) AND e.recorded_at = ANY($2::timestamptz[])
-         AND (e.entry_id, e.recorded_at) IN (SELECT * FROM unnest($1::text[], $2::timestamptz[]))`,
-      [entryIds, entryIds.map((id) => recordedAt.get(id)!)],
-    );
+  /** The entries attributeWaiting marked, as BatchPlan.attributeWaiting takes them. */
+  private static waitingEntries(rows: EntryRow[]): WaitingEntry[] {
+    return rows
+      .map((row) => ({
+        entryId: row.entry_id,
+        agentId: row.agent_id,
+        traffic: row.traffic,
+        recommendationId: row.recommendation_id,
+        amountMicros: Number(row.amount_micros),
+        currency: row.currency,
+        recordedAtMs: row.recorded_at.getTime(),
+      }))
+      .sort((x, y) => byCodeUnit(x.entryId, y.entryId));
   }
 
-  /** Stores each entry once by entry_id; resolves to the ids that were new. */
-  private async insertEntries(manager: EntityManager, entries: { entry: AccountingEntryDto; attributed: boolean }[]): Promise<Set<string>> {
-    const inserted: { entry_id: string }[] = await prepared(manager, 'entries', 
-      `INSERT INTO reporting.accounting_entry
+  /** Stores each entry once by entry_id; returns the ids that were new. */
+  private insertEntries(entries: { entry: AccountingEntryDto; attributed: boolean }[]): Statement {
+    return {
+      name: 'entries',
+      text: `INSERT INTO reporting.accounting_entry
          (entry_id, agent_id, traffic, recommendation_id, amount_micros, currency, recorded_at, attributed)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::timestamptz[], $8::boolean[])
        ON CONFLICT (entry_id, recorded_at) DO NOTHING
        RETURNING entry_id`,
-      [
-        entries.map((d) => d.entry.entry_id),
-        entries.map((d) => d.entry.agent_id),
-        entries.map((d) => d.entry.traffic),
-        entries.map((d) => d.entry.recommendation_id),
-        entries.map((d) => d.entry.amount_micros),
-        entries.map((d) => d.entry.currency),
-        entries.map((d) => d.entry.recorded_at),
-        entries.map((d) => d.attributed),
+      values: [
+        textArrayLiteral(entries.map((d) => d.entry.entry_id)),
+        textArrayLiteral(entries.map((d) => d.entry.agent_id)),
+        textArrayLiteral(entries.map((d) => d.entry.traffic)),
+        textArrayLiteral(entries.map((d) => d.entry.recommendation_id)),
+        arrayLiteral(entries.map((d) => d.entry.amount_micros)),
+        textArrayLiteral(entries.map((d) => d.entry.currency)),
+        arrayLiteral(entries.map((d) => d.entry.recorded_at)),
+        arrayLiteral(entries.map((d) => d.attributed)),
       ],
-    );
-    return new Set(inserted.map((row) => row.entry_id));
+    };
   }
 
-  private async upsertRecommendations(manager: EntityManager, changed: RecommendationState[]): Promise<void> {
-    await prepared(manager, 'recommendations', 
+  private async upsertRecommendations(session: WriteSession, changed: RecommendationState[]): Promise<void> {
+    await session.defer('recommendations',
       // Identity never changes once known, so an update finds the row in the partition of its created_at.
       `INSERT INTO reporting.recommendation AS r (recommendation_id, agent_id, traffic, created_at, level, billable,
          attributed_entries, attributed_usd_micros, foreign_currency_entries, ad_id, product_id)
@@ -316,29 +422,29 @@ export class ProjectionRepository {
          attributed_usd_micros = excluded.attributed_usd_micros,
          foreign_currency_entries = excluded.foreign_currency_entries, ad_id = excluded.ad_id, product_id = excluded.product_id`,
       [
-        changed.map((s) => s.id),
-        changed.map((s) => s.agentId),
-        changed.map((s) => s.traffic),
+        textArrayLiteral(changed.map((s) => s.id)),
+        textArrayLiteral(changed.map((s) => s.agentId)),
+        textArrayLiteral(changed.map((s) => s.traffic)),
         arrayLiteral(changed.map((s) => (s.createdAtMs === null ? null : new Date(s.createdAtMs).toISOString()))),
         arrayLiteral(changed.map((s) => s.level)),
         arrayLiteral(changed.map((s) => s.billable)),
         arrayLiteral(changed.map((s) => s.attributedEntries)),
         arrayLiteral(changed.map((s) => s.attributedUsdMicros)),
         arrayLiteral(changed.map((s) => s.foreignCurrencyEntries)),
-        changed.map((s) => s.adId ?? null),
-        changed.map((s) => s.productId ?? null),
+        textArrayLiteral(changed.map((s) => s.adId ?? null)),
+        textArrayLiteral(changed.map((s) => s.productId ?? null)),
       ],
     );
   }
 
   /** Reconciliation watermarks never move back. */
-  private async advanceWatermarks(manager: EntityManager, watermarks: readonly Watermark[]): Promise<void> {
-    await prepared(manager, 'watermarks', 
+  private async advanceWatermarks(session: WriteSession, watermarks: readonly Watermark[]): Promise<void> {
+    await session.defer('watermarks',
       `INSERT INTO reporting.reconciliation_watermark AS w (traffic, agent_id, reconciled_through)
        SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
        ON CONFLICT (traffic, agent_id) DO UPDATE
          SET reconciled_through = GREATEST(w.reconciled_through, excluded.reconciled_through)`,
-      [watermarks.map((w) => w.traffic), watermarks.map((w) => w.agentId), watermarks.map((w) => w.through)],
+      [textArrayLiteral(watermarks.map((w) => w.traffic)), textArrayLiteral(watermarks.map((w) => w.agentId)), arrayLiteral(watermarks.map((w) => w.through))],
     );
   }
 }

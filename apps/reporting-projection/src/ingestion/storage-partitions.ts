@@ -1,5 +1,5 @@
 import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { counter } from '#libs/observability';
 import type { RollupRow } from './rollup-deltas.js';
 
@@ -201,11 +201,11 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
    * bound is read under the shared lock, held to commit; a delta before it goes to its quarter
    * (merged per quarter, in the same sorted order).
    */
-  async routeMinuteRows(manager: EntityManager, rows: RollupRow[]): Promise<{ minute: RollupRow[]; quarter: RollupRow[] }> {
+  async routeMinuteRows(manager: { query(text: string, values?: unknown[]): Promise<unknown> }, rows: RollupRow[]): Promise<{ minute: RollupRow[]; quarter: RollupRow[] }> {
     const safeFrom = this.clock() - this.minuteWindowDays * DAY_MS + ROUTING_MARGIN_MS;
     if (rows.every((row) => row.bucketMs >= safeFrom)) return { minute: rows, quarter: [] };
     await manager.query(`SELECT pg_advisory_xact_lock_shared(${MINUTE_WINDOW_LOCK})`);
-    const [{ from_ms }] = await manager.query(`SELECT extract(epoch FROM minute_from) * 1000 AS from_ms FROM reporting.rollup_minute_window`);
+    const [{ from_ms }] = (await manager.query(`SELECT extract(epoch FROM minute_from) * 1000 AS from_ms FROM reporting.rollup_minute_window`)) as { from_ms: string }[];
     const bound = Number(from_ms);
     const minute: RollupRow[] = [];
     const quarter: RollupRow[] = [];
