@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { createRecommendationsDataSource, importCatalog, validateCatalog } from '#libs/catalog';
-import { initializeDatabase, type ServiceDataSource } from '#libs/database';
-import { RecommendationRepository, textArray, type AnswerKey } from '../../apps/recommendations/src/recommend/recommendation.repository.js';
+import { initializeDatabase, quotedTextArray, type ServiceDataSource } from '#libs/database';
+import { RecommendationRepository, type AnswerKey } from '../../apps/recommendations/src/recommend/recommendation.repository.js';
 import { SCORE_SQL, relevanceScore } from '../../apps/recommendations/src/ranking/relevance.js';
 import { connectSql, useTestStack } from '../support/index.js';
 
@@ -154,9 +154,9 @@ it("deletes published events' outbox rows with the next answer, alone when none 
 
 it('carries ids as a text[] literal that PostgreSQL reads back unchanged', async () => {
   const values = ['evt_gen_rec_0a1b', 'with "quotes"', 'back\\slash \\"', "it's", 'comma, {brace}', ' spaced ', 'NULL', '', 'ünï 😀'];
-  const { rows } = await sql.query<{ a: string[] }>(`SELECT ${textArray(values)}::text[] AS a`);
+  const { rows } = await sql.query<{ a: string[] }>(`SELECT ${quotedTextArray(values)}::text[] AS a`);
   expect(rows[0].a).toEqual(values);
-  expect((await sql.query<{ a: string[] }>(`SELECT ${textArray([])}::text[] AS a`)).rows[0].a).toEqual([]);
+  expect((await sql.query<{ a: string[] }>(`SELECT ${quotedTextArray([])}::text[] AS a`)).rows[0].a).toEqual([]);
 });
 
 it('cancels a late search on a prepared connection with query_canceled, and the connection serves the next answer', async () => {

@@ -1,6 +1,5 @@
 import pg from 'pg';
-import { quoteLiteral } from '../../apps/reporting-projection/src/ingestion/projection.repository.js';
-import { arrayLiteral, textArrayLiteral } from '../../apps/reporting-projection/src/ingestion/rollup-deltas.js';
+import { arrayLiteral, quoteLiteral, textArrayLiteral } from '#libs/database';
 import { POSTGRES_ADMIN_URL } from '../support/index.js';
 
 // The projection sends its array arguments as literals it builds itself: PostgreSQL must read

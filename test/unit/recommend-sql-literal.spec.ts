@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import fc from 'fast-check';
 import pg from 'pg';
-import { quoteLiteral } from '../../apps/recommendations/src/recommend/recommendation.repository.js';
+import { quoteLiteral } from '#libs/database';
 
 /** The answer's statement quotes its values itself (a simple-protocol message has no parameters): exactly as pg's escapeLiteral. */
 describe('quoteLiteral', () => {

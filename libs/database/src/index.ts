@@ -9,3 +9,4 @@ export {
 export { OutboxEventEntity, type OutboxEventRow } from './outbox-event.entity.js';
 export { outboxTableDdl, outboxTableMigration, sqlMigration, type MigrationClass } from './sql-migration.js';
 export { OutboxRepository, OutboxRepositoryOf } from './outbox.repository.js';
+export { arrayLiteral, quoteLiteral, quotedTextArray, textArrayLiteral } from './sql-literals.js';

@@ -1,6 +1,6 @@
 import type { RecommendationEventDto } from '#libs/contracts';
 import { Level, contributionOf, type RecommendationFacts } from '../rules/counting.js';
-import { arrayLiteral, textArrayLiteral } from './rollup-deltas.js';
+import { arrayLiteral, textArrayLiteral } from '#libs/database';
 
 /** What a breakdown splits the figures by (DESIGN §9). */
 export const BREAKDOWN_DIMENSIONS = ['ad', 'product'] as const;

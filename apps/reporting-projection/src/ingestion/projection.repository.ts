@@ -5,7 +5,8 @@ import type { AccountingEntryDto } from '#libs/contracts';
 import { byCodeUnit, type BatchPlan, type RecommendationState, type WaitingEntry, type Watermark } from './batch-plan.js';
 import { StoragePartitions } from './storage-partitions.js';
 import { BREAKDOWN_COLUMNS, BreakdownDeltas } from './breakdown-deltas.js';
-import { arrayLiteral, textArrayLiteral, type RollupRow } from './rollup-deltas.js';
+import { arrayLiteral, quoteLiteral, textArrayLiteral } from '#libs/database';
+import type { RollupRow } from './rollup-deltas.js';
 import { COUNTER_NAMES } from '../rules/counting.js';
 
 // Raw SQL on purpose: this is the ingest hot path (unnest bulk upserts, one statement per
@@ -92,15 +93,6 @@ interface Statement {
 /** Injection token of ProjectionRepository's `preparedMaxRows` (default 32). */
 export const PREPARED_MAX_ROWS = Symbol('PREPARED_MAX_ROWS');
 
-/**
- * A string as an SQL literal, as `pg.escapeLiteral` quotes it (quotes doubled; with a backslash,
- * an E'' literal with backslashes doubled), but with two regular-expression replacements instead
- * of a concatenation per character: the arguments here are array literals of up to 100 KB.
- */
-export function quoteLiteral(value: string): string {
-  const quoted = value.includes("'") ? value.replace(/'/g, "''") : value;
-  return value.includes('\\') ? ` E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
-}
 
 /** `$n` of a statement replaced by its argument as a quoted literal (every argument is a string). */
 function inline(text: string, values: readonly unknown[]): string {

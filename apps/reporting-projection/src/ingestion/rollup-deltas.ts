@@ -1,3 +1,4 @@
+import { arrayLiteral, textArrayLiteral } from '#libs/database';
 import { COUNTER_NAMES, addCounters, isZero, zeroCounters, type Counters } from '../rules/counting.js';
 
 export type Grain = 'minute' | 'hour' | 'day';
@@ -71,33 +72,3 @@ export class RollupDeltas {
   }
 }
 
-/**
- * A PostgreSQL array literal for values that need no quoting (numbers, booleans, ISO
- * timestamps, null), cast by the query (`$1::bigint[]`). Cheaper than the driver's generic
- * per-element escaping on the ingest hot path; text ids still go through the driver.
- */
-export function arrayLiteral(values: readonly (number | boolean | string | null)[]): string {
-  // Without nulls, one join (PostgreSQL reads `true` and `false` as booleans too).
-  if (!values.includes(null)) return `{${values.join(',')}}`;
-  return `{${values.map((v) => (v === null ? 'NULL' : v === true ? 't' : v === false ? 'f' : v)).join(',')}}`;
-}
-
-/**
- * A PostgreSQL array literal of text values, cast by the query (`$1::text[]`): every element
- * quoted (a quote or backslash in it escaped), null as NULL. The driver's own escaping of a JavaScript array
- * builds the literal by concatenating element after element (several strings per element): in
- * heap profiles of a backfill it was the largest single source of garbage (17 % of the bytes
- * allocated). Ids rarely hold a quote or a backslash, so the common case is one join.
- */
-export function textArrayLiteral(values: readonly (string | null | undefined)[]): string {
-  if (values.length === 0) return '{}';
-  let plain = true;
-  for (const value of values) {
-    if (value === null || value === undefined || value.includes('"') || value.includes('\\')) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) return `{"${values.join('","')}"}`;
-  return `{${values.map((v) => (v === null || v === undefined ? 'NULL' : `"${v.replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
-}
