@@ -1,5 +1,5 @@
 import type { RecommendationEventDto } from '#libs/contracts';
-import { Level, contributionOf, type RecommendationFacts } from '../rules/counting.js';
+import { Level, type RecommendationFacts } from '../rules/counting.js';
 import { arrayLiteral, textArrayLiteral } from '#libs/database';
 
 /** What a breakdown splits the figures by (DESIGN §9). */
@@ -72,23 +72,22 @@ export class BreakdownDeltas {
   private readonly rows = new Map<string, BreakdownRow>();
 
   /**
-   * `before`: the recommendation as stored before the batch (agentId null: it was not known).
-   * `was` and `now`: their contributions (contributionOf), when the caller has them already.
+   * `before`: the recommendation as stored before the batch (agentId null: it was not known);
+   * `was` and `now`: the contributions (contributionOf) of `before` (null when it was not known)
+   * and of `after`, which the caller computes once for the rollups and the breakdowns.
    */
-  move(before: Known, after: Known, was?: BreakdownFigures | null, now?: BreakdownFigures): void {
+  move(before: Known, after: Known, was: BreakdownFigures | null, now: BreakdownFigures): void {
     if (after.agentId === null || after.traffic === null || after.createdAtMs === null) return;
     const bucketMs = Math.floor(after.createdAtMs / BREAKDOWN_BUCKET_MS) * BREAKDOWN_BUCKET_MS;
-    const taken = was !== undefined ? was : before.agentId === null ? null : contributionOf(before);
-    const added = now ?? contributionOf(after);
     const prefix = `${after.agentId}\u0000${after.traffic}\u0000${bucketMs}\u0000`;
     for (const dimension of BREAKDOWN_DIMENSIONS) {
       const id = idOf(after, dimension);
-      if (taken && idOf(before, dimension) !== id) {
-        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, idOf(before, dimension), null, taken);
-        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, id, added, null);
+      if (was && idOf(before, dimension) !== id) {
+        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, idOf(before, dimension), null, was);
+        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, id, now, null);
       } else {
         // The same row before and after: one lookup, the difference added.
-        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, id, added, taken);
+        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, id, now, was);
       }
     }
   }
@@ -143,6 +142,3 @@ export class BreakdownDeltas {
     ];
   }
 }
-
-/** The figure columns of breakdown_rollup, in the order of BreakdownDeltas.columns. */
-export const BREAKDOWN_COLUMNS: readonly string[] = BREAKDOWN_FIGURES;

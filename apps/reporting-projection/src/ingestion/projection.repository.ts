@@ -4,7 +4,7 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { AccountingEntryDto } from '#libs/contracts';
 import { byCodeUnit, type BatchPlan, type RecommendationState, type WaitingEntry, type Watermark } from './batch-plan.js';
 import { StoragePartitions } from './storage-partitions.js';
-import { BREAKDOWN_COLUMNS, BreakdownDeltas } from './breakdown-deltas.js';
+import { BREAKDOWN_FIGURES, BreakdownDeltas } from './breakdown-deltas.js';
 import { arrayLiteral, quoteLiteral, textArrayLiteral } from '#libs/database';
 import type { RollupRow } from './rollup-deltas.js';
 import { COUNTER_NAMES } from '../rules/counting.js';
@@ -92,7 +92,6 @@ interface Statement {
 
 /** Injection token of ProjectionRepository's `preparedMaxRows` (default 32). */
 export const PREPARED_MAX_ROWS = Symbol('PREPARED_MAX_ROWS');
-
 
 /** `$n` of a statement replaced by its argument as a quoted literal (every argument is a string). */
 function inline(text: string, values: readonly unknown[]): string {
@@ -200,9 +199,9 @@ const ROLLUPS_UPSERT = `WITH d AS (
   ), day AS (
     ${coarser('day')}
   ), breakdown AS (
-    INSERT INTO reporting.breakdown_rollup AS t (agent_id, traffic, dimension, bucket, id, ${BREAKDOWN_COLUMNS.join(', ')})
-    SELECT * FROM unnest(${['text', 'text', 'text', 'timestamptz', 'text', ...BREAKDOWN_COLUMNS.map(() => 'bigint')].map((type, i) => `$${i + 13}::${type}[]`).join(', ')})
-    ON CONFLICT (agent_id, traffic, dimension, bucket, id) DO UPDATE SET ${BREAKDOWN_COLUMNS.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}
+    INSERT INTO reporting.breakdown_rollup AS t (agent_id, traffic, dimension, bucket, id, ${BREAKDOWN_FIGURES.join(', ')})
+    SELECT * FROM unnest(${['text', 'text', 'text', 'timestamptz', 'text', ...BREAKDOWN_FIGURES.map(() => 'bigint')].map((type, i) => `$${i + 13}::${type}[]`).join(', ')})
+    ON CONFLICT (agent_id, traffic, dimension, bucket, id) DO UPDATE SET ${BREAKDOWN_FIGURES.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}
   )
   DELETE FROM reporting.recommendation_lock WHERE recommendation_id = ANY($23::text[])`;
 

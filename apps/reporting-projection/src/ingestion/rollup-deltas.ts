@@ -1,8 +1,6 @@
-import { arrayLiteral, textArrayLiteral } from '#libs/database';
-import { COUNTER_NAMES, addCounters, isZero, zeroCounters, type Counters } from '../rules/counting.js';
+import { addCounters, isZero, zeroCounters, type Counters } from '../rules/counting.js';
 
 export type Grain = 'minute' | 'hour' | 'day';
-export const GRAINS: readonly Grain[] = ['minute', 'hour', 'day'];
 
 const GRAIN_MS: Record<Grain, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
@@ -59,16 +57,6 @@ export class RollupDeltas {
       rows = [...coarse.values()];
     }
     return rows.filter((row) => !isZero(row.counters)).sort(byKey);
-  }
-
-  /** Column arrays for an unnest upsert. */
-  static columns(rows: RollupRow[]): unknown[] {
-    return [
-      textArrayLiteral(rows.map((r) => r.agentId)),
-      textArrayLiteral(rows.map((r) => r.traffic)),
-      arrayLiteral(rows.map((r) => new Date(r.bucketMs).toISOString())),
-      ...COUNTER_NAMES.map((name) => arrayLiteral(rows.map((r) => r.counters[name]))),
-    ];
   }
 }
 
