@@ -115,6 +115,14 @@ export function createServiceDataSource(options: ServiceDataSourceOptions): Serv
   });
 }
 
+/**
+ * The DataSource's own pg pool (TypeORM's PostgresDriver keeps it as `master`), for the hot paths
+ * that send raw SQL on a connection of their own rather than through a query runner.
+ */
+export function pgPoolOf(dataSource: DataSource): pg.Pool {
+  return (dataSource.driver as unknown as { master: pg.Pool }).master;
+}
+
 /** Connects (creating the database when missing) and runs the pending migrations of its schema. */
 export async function initializeDatabase(dataSource: DataSource): Promise<void> {
   if (!dataSource.isInitialized) await dataSource.initialize();

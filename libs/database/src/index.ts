@@ -4,6 +4,7 @@ export {
   ensureDatabase,
   initializeDatabase,
   isTransientDatabaseError,
+  pgPoolOf,
   type ServiceDataSourceOptions,
 } from './data-source.js';
 export { OutboxEventEntity, type OutboxEventRow } from './outbox-event.entity.js';

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { RECOMMENDATIONS_SCHEMA, type RecommendationEntity } from '#libs/catalog';
-import { quoteLiteral, quotedTextArray, type OutboxEventRow } from '#libs/database';
+import { pgPoolOf, quoteLiteral, quotedTextArray, type OutboxEventRow } from '#libs/database';
 import { EventSubjects, type RankedRecommendation, type RecommendationEventDto, type Traffic } from '#libs/contracts';
 import { searchStatement } from '../ranking/ad-search.repository.js';
 import { SCORE_SQL } from '../ranking/relevance.js';
@@ -259,9 +259,9 @@ export class RecommendationRepository {
 
   constructor(private readonly dataSource: DataSource) {}
 
-  /** The DataSource's own pg pool (TypeORM's PostgresDriver keeps it as `master`). */
+  /** The DataSource's own pg pool. */
   private get db(): pg.Pool {
-    this.pool ??= (this.dataSource.driver as unknown as { master: pg.Pool }).master;
+    this.pool ??= pgPoolOf(this.dataSource);
     return this.pool;
   }
 

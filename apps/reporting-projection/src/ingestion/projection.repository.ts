@@ -1,11 +1,10 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { AccountingEntryDto } from '#libs/contracts';
 import { byCodeUnit, type BatchPlan, type RecommendationState, type WaitingEntry, type Watermark } from './batch-plan.js';
 import { StoragePartitions } from './storage-partitions.js';
 import { BREAKDOWN_FIGURES, BreakdownDeltas } from './breakdown-deltas.js';
-import { arrayLiteral, quoteLiteral, textArrayLiteral } from '#libs/database';
+import { arrayLiteral, pgPoolOf, quoteLiteral, textArrayLiteral } from '#libs/database';
 import type { RollupRow } from './rollup-deltas.js';
 import { COUNTER_NAMES } from '../rules/counting.js';
 
@@ -76,11 +75,9 @@ interface PgResult {
   rows: unknown[];
 }
 
-/** A pg client of the data source's pool. */
+/** A pooled pg client as the write path uses it (a simple query of several statements resolves to a result each). */
 interface PgClient {
   query(config: { name?: string; text: string; values?: unknown[] } | string): Promise<PgResult | PgResult[]>;
-  on(event: 'error', listener: (error: Error) => void): unknown;
-  removeListener(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 interface Statement {
@@ -248,7 +245,8 @@ export class ProjectionRepository {
     // The weeks the batch writes exist before its transaction starts (creating one takes a lock
     // on the partitioned table that the writing transactions would otherwise queue behind).
     await this.partitions.ensureFor(plan.creationTimes);
-    const [client, release] = (await (this.dataSource.driver as PostgresDriver).obtainMasterConnection()) as [PgClient, (error?: unknown) => void];
+    const pooled = await pgPoolOf(this.dataSource).connect();
+    const client = pooled as unknown as PgClient;
     // The connection failing while checked out (the server gone) is emitted on the client too:
     // without a listener it would end the process; with it, the statement under way fails, the
     // batch is retried, and the connection is dropped from the pool.
@@ -256,7 +254,7 @@ export class ProjectionRepository {
     const onError = (error: Error) => {
       broken ??= error;
     };
-    client.on('error', onError);
+    pooled.on('error', onError);
     const session = new WriteSession(client, plan.size > this.preparedMaxRows);
     try {
       await session.begin();
@@ -283,6 +281,7 @@ export class ProjectionRepository {
       ]);
       if (plan.watermarks.length > 0) await this.advanceWatermarks(session, plan.watermarks);
       await session.commit();
+      return plan.conflicts;
     } catch (error) {
       // A connection that cannot even roll back is dropped from the pool, not reused.
       if (!broken) {
@@ -290,13 +289,11 @@ export class ProjectionRepository {
           broken = rollbackError;
         });
       }
-      client.removeListener('error', onError);
-      release(broken);
       throw error;
+    } finally {
+      pooled.removeListener('error', onError);
+      pooled.release(broken as Error | undefined);
     }
-    client.removeListener('error', onError);
-    release(broken);
-    return plan.conflicts;
   }
 
   /**
