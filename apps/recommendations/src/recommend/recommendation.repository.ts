@@ -38,9 +38,12 @@ export function newRecommendationId(): string {
   return `rec_${randomBytes(12).toString('hex')}`;
 }
 
+/** Prefix of a `generated` event's id, before its recommendation's id (here and in ANSWER's SQL). */
+const GENERATED_EVENT_PREFIX = 'evt_gen_';
+
 /** Deterministic, so a republish of the same event is deduplicated by JetStream (Nats-Msg-Id). */
 export function generatedEventId(recommendationId: string): string {
-  return `evt_gen_${recommendationId}`;
+  return `${GENERATED_EVENT_PREFIX}${recommendationId}`;
 }
 
 function view(row: StoredRow): RankedRecommendation {
@@ -62,7 +65,6 @@ const SCHEMA = RECOMMENDATIONS_SCHEMA;
 
 /** The columns of a recorded recommendation that an answer shows, in `view`'s order. */
 const ANSWER_COLUMNS = 'recommendation_id, ad_id, product_id, product_title, weave_summary, tail_summary, creative_input, landing_url, score, created_at';
-
 
 /** A quoted SQL literal; a NUL cannot be carried by a statement. */
 function literal(value: string, field: string): string {
@@ -165,8 +167,8 @@ const ANSWER = `WITH recorded AS (
     DELETE FROM ${SCHEMA}.outbox WHERE event_id = ANY($13)
   ), events AS (
     INSERT INTO ${SCHEMA}.outbox (event_id, subject, payload)
-    SELECT 'evt_gen_' || r.recommendation_id, '${GENERATED_SUBJECT}',
-           jsonb_build_object('event_id', 'evt_gen_' || r.recommendation_id, 'recommendation_id', r.recommendation_id, 'agent_id', $1::text,
+    SELECT '${GENERATED_EVENT_PREFIX}' || r.recommendation_id, '${GENERATED_SUBJECT}',
+           jsonb_build_object('event_id', '${GENERATED_EVENT_PREFIX}' || r.recommendation_id, 'recommendation_id', r.recommendation_id, 'agent_id', $1::text,
              'traffic', $2::text, 'recommendation_created_at', $11::text, 'occurred_at', $11::text, 'billable', false, 'ad_id', r.ad_id, 'product_id', r.product_id)
       FROM recommendations r
     ON CONFLICT DO NOTHING
@@ -194,7 +196,6 @@ export const PREPARE_STATEMENTS = `PREPARE ${ANSWER_STATEMENT} (text, text, text
  */
 const settings = (timeoutMs: number) =>
   `SET LOCAL statement_timeout = ${timeout(timeoutMs)}; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL jit = off; `;
-
 
 /**
  * How long the ids of published events wait for an answer's statement to delete their outbox
@@ -284,8 +285,13 @@ export class RecommendationRepository {
     return new Promise((resolve, reject) => {
       for (const id of eventIds) this.deletions.ids.push(id);
       this.deletions.waiters.push({ resolve, reject });
-      this.deletionTimer ??= setTimeout(() => void this.deleteAlone(), PUBLISHED_DELETE_WAIT_MS);
+      this.scheduleDeleteAlone();
     });
+  }
+
+  /** The DELETE of their own that the pending deletions get if no answer carries them first. */
+  private scheduleDeleteAlone(): void {
+    this.deletionTimer ??= setTimeout(() => void this.deleteAlone(), PUBLISHED_DELETE_WAIT_MS);
   }
 
   /** The pending deletions, for one statement to carry. */
@@ -303,7 +309,7 @@ export class RecommendationRepository {
     if (deletions.ids.length === 0) return;
     this.deletions.ids.push(...deletions.ids);
     this.deletions.waiters.push(...deletions.waiters);
-    this.deletionTimer ??= setTimeout(() => void this.deleteAlone(), PUBLISHED_DELETE_WAIT_MS);
+    this.scheduleDeleteAlone();
   }
 
   /**
@@ -328,18 +334,18 @@ export class RecommendationRepository {
    * ended with it), so the connection goes back to the pool; `pool.query` would close it, and
    * under overload every late search would cost a new connection.
    *
-   * With `execute`, the message runs `settings` then an EXECUTE of the prepared statement; on a
+   * With `settings`, `text` is an EXECUTE of the prepared statement, run after them; on a
    * connection that has not prepared it yet, the PREPARE goes in the same message, after the
    * settings (so its statement_timeout bounds them too). A prepared statement outlives the
    * transaction that made it, even when a later statement of the message fails: a connection
    * whose preparing message failed is closed rather than reused with a half-known session.
    */
-  private async send<R extends pg.QueryResultRow>(text: string, execute?: { settings: string }): Promise<pg.QueryResult<R>[]> {
+  private async send<R extends pg.QueryResultRow>(text: string, settings?: string): Promise<pg.QueryResult<R>[]> {
     const client = await this.db.connect();
     let broken: Error | undefined;
-    const preparing = execute !== undefined && !this.prepared.has(client);
+    const preparing = settings !== undefined && !this.prepared.has(client);
     try {
-      const message = execute === undefined ? text : `${execute.settings}${preparing ? `${PREPARE_STATEMENTS}; ` : ''}${text}`;
+      const message = settings === undefined ? text : `${settings}${preparing ? `${PREPARE_STATEMENTS}; ` : ''}${text}`;
       const result = (await client.query<R>(message)) as unknown as pg.QueryResult<R> | pg.QueryResult<R>[];
       if (preparing) this.prepared.add(client);
       return Array.isArray(result) ? result : [result];
@@ -370,7 +376,7 @@ export class RecommendationRepository {
     const deletions = this.takeDeletions();
     let results: pg.QueryResult<AnswerRow>[];
     try {
-      results = await this.send<AnswerRow>(statement, { settings: settings(timeoutMs) });
+      results = await this.send<AnswerRow>(statement, settings(timeoutMs));
     } catch (error) {
       this.requeue(deletions);
       throw error;
