@@ -75,16 +75,14 @@ function literal(value: string, field: string): string {
 /** Search text: a NUL separates words like a space does (to_tsvector sees no word in it). */
 const searchText = (value: string) => quoteLiteral(value.includes('\u0000') ? value.replaceAll('\u0000', ' ') : value);
 
-function keyCondition(key: AnswerKey): string {
-  return (
-    `agent_id = ${literal(key.agent_id, 'agent_id')} AND traffic = ${literal(key.traffic, 'traffic')} ` +
-    `AND session_id = ${literal(key.session_id, 'session_id')} AND message_id = ${literal(key.message_id, 'message_id')}`
-  );
-}
+/** The four values of a key as quoted literals, in the order of the prepared statement's $1–$4. */
+const keyLiterals = (key: AnswerKey) =>
+  [literal(key.agent_id, 'agent_id'), literal(key.traffic, 'traffic'), literal(key.session_id, 'session_id'), literal(key.message_id, 'message_id')] as const;
 
-/** The four values of a key as EXECUTE arguments, in the order of the prepared statements' $1–$4. */
-const keyArguments = (key: AnswerKey) =>
-  `${literal(key.agent_id, 'agent_id')}, ${literal(key.traffic, 'traffic')}, ${literal(key.session_id, 'session_id')}, ${literal(key.message_id, 'message_id')}`;
+function keyCondition(key: AnswerKey): string {
+  const [agent, traffic, session, message] = keyLiterals(key);
+  return `agent_id = ${agent} AND traffic = ${traffic} AND session_id = ${session} AND message_id = ${message}`;
+}
 
 /**
  * feature_not_supported: what EXECUTE answers when a migration changed the result columns of a
@@ -209,7 +207,7 @@ function answerStatement(key: AnswerKey, requestId: string, createdAt: string, i
   const minScore = Number(search.minScore);
   if (!Number.isFinite(weight) || !Number.isFinite(minScore) || !Number.isSafeInteger(search.limit)) throw new TypeError('contextWeight, minScore and limit must be numbers');
   return (
-    `EXECUTE ${ANSWER_STATEMENT}(${keyArguments(key)}, ${searchText(search.query)}, ${searchText(search.context)}, ${weight}, ${search.limit}, ` +
+    `EXECUTE ${ANSWER_STATEMENT}(${keyLiterals(key).join(', ')}, ${searchText(search.query)}, ${searchText(search.context)}, ${weight}, ${search.limit}, ` +
     `${minScore}, ${literal(requestId, 'request_id')}, ${quoteLiteral(createdAt)}, ${quotedTextArray(ids)}, ${quotedTextArray(published)})`
   );
 }
