@@ -15,7 +15,23 @@ import { NatsServer } from '#libs/servers';
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/** Ports this process has handed out: the kernel may offer a closed port again at once. */
+const handedOut = new Set<number>();
+
+/**
+ * A port free now and never handed out before in this process, so the ports a test picks for
+ * several servers of one run (services, private NATS, PostgreSQL, Redis) are distinct.
+ */
 export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await unusedPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
