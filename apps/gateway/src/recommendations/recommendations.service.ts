@@ -18,7 +18,7 @@ import type { Logger } from '#libs/observability';
 import type { PlatformPrincipal } from '../auth/principal.js';
 import { DOWNSTREAM } from '../http/downstream-services.js';
 import { isLandingUrl } from '../tracking/tracking-token.js';
-import { TrackingService } from '../tracking/tracking.service.js';
+import { TrackingService, type TrackingLinks } from '../tracking/tracking.service.js';
 import { NOT_FOUND_MESSAGE } from './recommendations.dto.js';
 
 /**
@@ -43,6 +43,23 @@ function isServable(r: RankedRecommendation): boolean {
   );
 }
 
+/** The SPEC fields of one recommendation plus its signed tracking URLs (landing_url and created_at stay inside the tokens). */
+function view(r: RankedRecommendation, { exposure_url, click_url }: TrackingLinks): RecommendationView {
+  const shown: RecommendationView = {
+    recommendation_id: r.recommendation_id,
+    ad_id: r.ad_id,
+    product_id: r.product_id,
+    product_title: r.product_title,
+    click_url,
+    exposure_url,
+    creative_input: r.creative_input,
+    contextual_relevance_score: r.contextual_relevance_score,
+  };
+  if (typeof r.weave_summary === 'string') shown.weave_summary = r.weave_summary;
+  if (typeof r.tail_summary === 'string') shown.tail_summary = r.tail_summary;
+  return shown;
+}
+
 /**
  * Recommendations for a platform's query: the recommendations service is asked over NATS
  * request/reply with the platform and traffic of the key (waiting the request's latency budget
@@ -64,31 +81,19 @@ export class RecommendationsService {
     const answer = await firstValueFrom(this.recommendations.send<RecommendResult>(RpcSubjects.recommend, withRequestId(payload, requestId, { timeoutMs })));
 
     const ranked = Array.isArray(answer?.recommendations) ? answer.recommendations : [];
-    const servable = ranked.filter(isServable).slice(0, RECOMMEND_MAX_RESULTS);
-    if (servable.length < Math.min(ranked.length, RECOMMEND_MAX_RESULTS)) {
-      this.logger.error({ requestId, received: ranked.length, servable: servable.length }, 'recommendations answered entries that break the contract; left out');
+    const recommendations: RecommendationView[] = [];
+    if (ranked.length > 0) {
+      const link = this.tracking.linker(principal.agent_id, principal.traffic);
+      for (const r of ranked) {
+        if (recommendations.length === RECOMMEND_MAX_RESULTS) break;
+        if (isServable(r)) recommendations.push(view(r, link(r)));
+      }
     }
-    const recommendations = servable.map((r) => this.view(r, principal));
+    if (recommendations.length < Math.min(ranked.length, RECOMMEND_MAX_RESULTS)) {
+      this.logger.error({ requestId, received: ranked.length, servable: recommendations.length }, 'recommendations answered entries that break the contract; left out');
+    }
     const response: RecommendHttpResponse = { request_id: requestId, query: body.query, recommendations };
     if (recommendations.length === 0) response.error = NOT_FOUND_MESSAGE;
     return response;
-  }
-
-  /** The SPEC fields of one recommendation plus its signed tracking URLs (landing_url and created_at stay inside the tokens). */
-  private view(r: RankedRecommendation, principal: PlatformPrincipal): RecommendationView {
-    const { exposure_url, click_url } = this.tracking.links(r, principal.agent_id, principal.traffic);
-    const view: RecommendationView = {
-      recommendation_id: r.recommendation_id,
-      ad_id: r.ad_id,
-      product_id: r.product_id,
-      product_title: r.product_title,
-      click_url,
-      exposure_url,
-      creative_input: r.creative_input,
-      contextual_relevance_score: r.contextual_relevance_score,
-    };
-    if (typeof r.weave_summary === 'string') view.weave_summary = r.weave_summary;
-    if (typeof r.tail_summary === 'string') view.tail_summary = r.tail_summary;
-    return view;
   }
 }

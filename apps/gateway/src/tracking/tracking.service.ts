@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { LOGGER } from '#libs/bootstrap';
-import type { RankedRecommendation, Traffic } from '#libs/contracts';
+import type { Traffic } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { counter, type Logger } from '#libs/observability';
 import { IdentityCacheService } from '../auth/identity-cache.service.js';
@@ -12,11 +12,12 @@ import { TrackingOutbox } from './tracking-outbox.js';
 import { trackingEvent, trackingSubject, type TrackingEvent } from './tracking-events.js';
 import { TRACKING_SECRETS, type TrackingSecrets } from './tracking-secrets.provider.js';
 import {
-  signTrackingToken,
+  answerTokenSigner,
   trackingExpiry,
   trackingLinkExpiresAt,
   verifyTrackingToken,
   type SignedTrackingClaims,
+  type TrackedRecommendation,
   type TrackingKind,
 } from './tracking-token.js';
 
@@ -37,6 +38,12 @@ export const TRACKING_UNAVAILABLE = 'Tracking is temporarily unavailable; retry 
  * was recorded before.
  */
 export type TrackingOutcome = 'published' | 'duplicate' | 'deferred' | 'expired' | 'suspended' | 'rate_limited';
+
+/** The tracking URLs of one recommendation. */
+export interface TrackingLinks {
+  exposure_url: string;
+  click_url: string;
+}
 
 const trackingRequests = counter('weave_tracking_requests_total', 'Tracking URL requests by kind and outcome', ['kind', 'outcome']);
 
@@ -94,23 +101,20 @@ export class TrackingService {
     return base;
   }
 
-  /** The exposure and click URLs of one recommendation made for this platform and traffic. */
-  links(recommendation: RankedRecommendation, agentId: string, traffic: Traffic): { exposure_url: string; click_url: string } {
-    const common = {
-      v: 1 as const,
-      recommendation_id: recommendation.recommendation_id,
-      agent_id: agentId,
-      traffic,
-      recommendation_created_at: recommendation.created_at,
-      ad_id: recommendation.ad_id,
-      product_id: recommendation.product_id,
-      exp: trackingExpiry(new Date(), this.env.TRACKING_LINK_TTL_DAYS),
-    };
-    const secret = this.secrets.signing;
-    const exposure = signTrackingToken({ ...common, kind: 'shown' }, secret);
-    const click = signTrackingToken({ ...common, kind: 'clicked', landing_url: recommendation.landing_url }, secret);
+  /**
+   * The exposure and click URLs of an answer's recommendations, made for this platform and
+   * traffic and signed now: the answer's fragments (platform, expiry, base URL) are built once
+   * (answerTokenSigner), each recommendation then costs its two tokens.
+   */
+  linker(agentId: string, traffic: Traffic): (recommendation: TrackedRecommendation) => TrackingLinks {
+    const sign = answerTokenSigner(agentId, traffic, trackingExpiry(new Date(), this.env.TRACKING_LINK_TTL_DAYS), this.secrets.signing);
     const base = this.publicBaseUrl();
-    return { exposure_url: `${base}${EXPOSURE_PATH}?t=${exposure}`, click_url: `${base}${CLICK_PATH}?t=${click}` };
+    const exposure = `${base}${EXPOSURE_PATH}?t=`;
+    const click = `${base}${CLICK_PATH}?t=`;
+    return (recommendation) => {
+      const { shown, clicked } = sign(recommendation);
+      return { exposure_url: exposure + shown, click_url: click + clicked };
+    };
   }
 
   /** The claims of a valid token of this kind, else null (counted, not logged: tokens are not logged). */
