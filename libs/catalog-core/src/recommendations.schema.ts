@@ -12,6 +12,7 @@ export const RECOMMENDATIONS_MIGRATIONS = [
   'RecommendationsAdTerms1764633600000',
   'RecommendationsTermWeightInline1764720000000',
   'RecommendationsRecordedRowsLean1764806400000',
+  'RecommendationsAdTermWeights1764892800000',
 ] as const;
 
 /**

@@ -7,7 +7,7 @@ const UNIQUE_RANK = 'recommendation_agent_id_traffic_session_id_message_id_rank_
 
 /**
  * A recorded recommendation costs one index and no foreign-key check to write
- * (docs/decisions/recommend-recorded-rows-lean.md):
+ * (docs/decisions/recommend-lean-recording-and-rescoring.md):
  *
  * - the primary key is the answer's key and the rank (the index every replay reads), instead of
  *   `recommendation_id` (an index no statement reads; the ids are 96 random bits drawn by the
