@@ -193,11 +193,14 @@ const WITHOUT_TYPEORM = [
 async function wordIndexDrift(client: pg.Client): Promise<number> {
   const terms = `SELECT u.lexeme, recommendations.term_weight(u.weights) AS weight, a.ad_id FROM recommendations.ads a, unnest(a.search_vector) u WHERE a.active`;
   const stats = `SELECT u.lexeme, count(*)::int AS ads FROM recommendations.ads a, unnest(a.search_vector) u WHERE a.active GROUP BY u.lexeme`;
+  const weights = `SELECT a.ad_id, u.lexeme, recommendations.term_weight(u.weights) FROM recommendations.ads a, unnest(a.search_vector) u WHERE a.active`;
   const { rows } = await client.query<{ drift: number }>(
     `SELECT (SELECT count(*) FROM ((SELECT lexeme, weight, ad_id FROM recommendations.ad_terms EXCEPT ALL ${terms})
                                    UNION ALL (${terms} EXCEPT ALL SELECT lexeme, weight, ad_id FROM recommendations.ad_terms)) d)
           + (SELECT count(*) FROM ((SELECT lexeme, ads FROM recommendations.lexeme_stats WHERE ads > 0 EXCEPT ${stats})
                                    UNION ALL (${stats} EXCEPT SELECT lexeme, ads FROM recommendations.lexeme_stats)) d)
+          + (SELECT count(*) FROM ((SELECT ad_id, l.lexeme, l.weight FROM recommendations.ad_term_weights, unnest(lexemes, weights) l(lexeme, weight) EXCEPT ALL ${weights})
+                                   UNION ALL (${weights} EXCEPT ALL SELECT ad_id, l.lexeme, l.weight FROM recommendations.ad_term_weights, unnest(lexemes, weights) l(lexeme, weight))) d)
           + (SELECT count(*) FROM recommendations.catalog_stats WHERE ads <> (SELECT count(*) FROM recommendations.ads WHERE active)) AS drift`,
   );
   return Number(rows[0].drift);

@@ -86,6 +86,18 @@ it('searches and records from a generic plan prepared once per connection, and r
   expect(outcome.events.map((e) => e.payload.recommendation_id)).toEqual(outcome.recommendations.map((r) => r.recommendation_id));
 });
 
+it('records a recommendation under one index (the key and rank a replay reads) and no foreign-key check', async () => {
+  const { rows: indexes } = await sql.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'recommendations' AND tablename = 'recommendation'`);
+  expect(indexes).toEqual([{ indexname: 'recommendation_pkey', indexdef: expect.stringContaining('(agent_id, traffic, session_id, message_id, rank)') }]);
+  const { rows: constraints } = await sql.query(`SELECT conname FROM pg_constraint WHERE conrelid = 'recommendations.recommendation'::regclass AND contype IN ('f', 'u')`);
+  expect(constraints).toEqual([]);
+  // A replay reads the recorded rows through that key, ids and all.
+  const asked = key();
+  const outcome = await ask(asked, 'gaming laptop');
+  if (outcome.kind !== 'recorded') throw new Error('expected the answer recorded');
+  expect(await ask(asked, 'gaming laptop')).toEqual({ kind: 'replay', recommendations: outcome.recommendations });
+});
+
 it('scores in SQL as relevanceScore does, and records the scores it answers', async () => {
   const strengths = [0, -1, 1e-9, 0.0125, 0.02, 1 / 30, 0.05, 0.1999, 0.2, 0.8, 3.7, 1e6];
   for (let i = 1; i < 400; i++) strengths.push(i / 997, i / 31.7);

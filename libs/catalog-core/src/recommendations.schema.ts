@@ -11,6 +11,8 @@ export const RECOMMENDATIONS_MIGRATIONS = [
   'RecommendationsSearchVectorMetadata1764547200000',
   'RecommendationsAdTerms1764633600000',
   'RecommendationsTermWeightInline1764720000000',
+  'RecommendationsRecordedRowsLean1764806400000',
+  'RecommendationsAdTermWeights1764892800000',
 ] as const;
 
 /**

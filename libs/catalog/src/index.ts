@@ -5,4 +5,4 @@ export { importCatalog } from './catalog.repository.js';
 export { RecommendationEntity } from './recommendation.entity.js';
 export { RecommendationOutboxEntity } from './recommendation-outbox.entity.js';
 export { RecommendationRequestEntity } from './recommendation-request.entity.js';
-export { WORD_INDEX_REBUILD } from './migrations/1764633600000-recommendations-ad-terms.js';
+export { WORD_INDEX_REBUILD } from './migrations/1764892800000-recommendations-ad-term-weights.js';

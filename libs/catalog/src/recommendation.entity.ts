@@ -1,4 +1,4 @@
-import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
+import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import type { Traffic } from '#libs/contracts';
 import { AdContentColumns } from './ad-content.entity.js';
 import { RecommendationRequestEntity } from './recommendation-request.entity.js';
@@ -6,38 +6,40 @@ import { RECOMMENDATIONS_SCHEMA } from '#libs/catalog-core';
 
 /**
  * One recommendation of a recorded answer, at its rank. It keeps what was answered (title,
- * summaries, creative, landing URL), so a later catalog change does not alter a replay.
+ * summaries, creative, landing URL), so a later catalog change does not alter a replay. Keyed by
+ * the answer's key and the rank (what a replay reads); `recommendation_id` is drawn at random by
+ * the service (96 bits) and not indexed. No foreign key to its request: the answer's statement
+ * writes these rows only from the request row it inserted (migration 1764806400000).
  */
 @Entity({ schema: RECOMMENDATIONS_SCHEMA, name: 'recommendation' })
 @Check('recommendation_rank_check', 'rank >= 1')
 @Check('recommendation_score_check', 'score >= 0 AND score <= 100')
-@Unique('recommendation_agent_id_traffic_session_id_message_id_rank_key', ['agent_id', 'traffic', 'session_id', 'message_id', 'rank'])
 export class RecommendationEntity extends AdContentColumns {
-  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'recommendation_pkey' })
+  @Column({ type: 'text' })
   recommendation_id: string;
 
-  @Column({ type: 'text' })
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'recommendation_pkey' })
   agent_id: string;
 
-  @Column({ type: 'text' })
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'recommendation_pkey' })
   traffic: Traffic;
 
-  @Column({ type: 'text' })
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'recommendation_pkey' })
   session_id: string;
 
-  @Column({ type: 'text' })
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'recommendation_pkey' })
   message_id: string;
 
-  @ManyToOne(() => RecommendationRequestEntity, { nullable: false })
+  @ManyToOne(() => RecommendationRequestEntity, { nullable: false, createForeignKeyConstraints: false })
   @JoinColumn([
-    { name: 'agent_id', referencedColumnName: 'agent_id', foreignKeyConstraintName: 'recommendation_agent_id_traffic_session_id_message_id_fkey' },
+    { name: 'agent_id', referencedColumnName: 'agent_id' },
     { name: 'traffic', referencedColumnName: 'traffic' },
     { name: 'session_id', referencedColumnName: 'session_id' },
     { name: 'message_id', referencedColumnName: 'message_id' },
   ])
   request?: RecommendationRequestEntity;
 
-  @Column({ type: 'smallint' })
+  @PrimaryColumn({ type: 'smallint', primaryKeyConstraintName: 'recommendation_pkey' })
   rank: number;
 
   @Column({ type: 'text' })

@@ -11,8 +11,8 @@ export interface AdCandidate extends Omit<CatalogAd, 'keywords' | 'active'> {
 const CONFIG = `'${CATALOG_TEXT_SEARCH_CONFIG}'::regconfig`;
 
 /**
- * Ranked retrieval over the catalog's word index (tables ad_terms, lexeme_stats, catalog_stats,
- * kept in step with `ads` by triggers), in one statement whose cost depends on the question, not
+ * Ranked retrieval over the catalog's word index (tables ad_terms, ad_term_weights, lexeme_stats,
+ * catalog_stats, kept in step with `ads` by triggers), in one statement whose cost depends on the question, not
  * on the catalog's size:
  *
  * 1. words: the lexemes of the query and of the context (PostgreSQL parses both: never string
@@ -21,8 +21,10 @@ const CONFIG = `'${CATALOG_TEXT_SEARCH_CONFIG}'::regconfig`;
  * 3. candidates: for each word, the first CANDIDATES_PER_WORD rows of its range of
  *    ad_terms_rank_idx (its heaviest ads: an index-only scan that stops there), summed per ad;
  *    the CANDIDATES_RESCORED best go on;
- * 4. those ads' strength, exactly, from their own search_vector over all the words; best first,
- *    ties by ad_id.
+ * 4. rescored: those ads' strength, exactly, over all the words, from their weights in
+ *    ad_term_weights (the weight of each word of the ad, as in ad_terms; a word the ad lacks adds
+ *    nothing), summed in the order of `weighted`; the best `limit` (ties by ad_id), and only
+ *    their rows read from `ads`.
  *
  * Each argument is an SQL expression: a bound parameter, or a literal quoted by the caller.
  */
@@ -55,15 +57,20 @@ export function searchStatement(sql: { query: string; context: string; contextWe
           GROUP BY p.ad_id
           ORDER BY pre DESC, p.ad_id
           LIMIT ${CANDIDATES_RESCORED}
+       ), rescored AS (
+         SELECT cd.ad_id, coalesce(sum(wt.g * w.weights[array_position(w.lexemes, wt.lexeme)]), 0) AS strength
+           FROM candidates cd
+           JOIN recommendations.ad_term_weights w ON w.ad_id = cd.ad_id
+          CROSS JOIN weighted wt
+          GROUP BY cd.ad_id
+          ORDER BY strength DESC, cd.ad_id
+          LIMIT ${sql.limit}
        )
-       SELECT a.ad_id, a.product_id, a.product_title, a.weave_summary, a.tail_summary, a.creative_input, a.landing_url,
-              (SELECT coalesce(sum(wt.g * recommendations.term_weight(u.weights)), 0)
-                 FROM unnest(a.search_vector) u JOIN weighted wt ON wt.lexeme = u.lexeme) AS strength
-         FROM candidates cd
-         JOIN recommendations.ads a ON a.ad_id = cd.ad_id
+       SELECT a.ad_id, a.product_id, a.product_title, a.weave_summary, a.tail_summary, a.creative_input, a.landing_url, r.strength
+         FROM rescored r
+         JOIN recommendations.ads a ON a.ad_id = r.ad_id
         WHERE a.active
-        ORDER BY strength DESC, a.ad_id
-        LIMIT ${sql.limit}`;
+        ORDER BY r.strength DESC, a.ad_id`;
 }
 
 const SEARCH = searchStatement({ query: '$1', context: '$2', contextWeight: '$3', limit: '$4' });

@@ -133,7 +133,10 @@ type AnswerRow = StoredRow & { outcome: Outcome };
  *   the first to commit and then inserts nothing;
  * - `recommendations` and `events`: only when that row was inserted, one row per recommendation
  *   (ids $12, by rank) and its `generated` event in the outbox (the payload of
- *   `generatedEvent`, created_at as the text $11);
+ *   `generatedEvent`, created_at as the text $11). Plain inserts: the recommendations' primary
+ *   key is the key and rank (the request row just inserted makes them new), and a repeated
+ *   recommendation id (96 random bits) would fail the statement on the outbox's primary key
+ *   rather than drop an event;
  * - `published`: the outbox rows of events JetStream has acknowledged meanwhile ($13), deleted in
  *   this transaction rather than by a statement and a commit of their own (outbox deletes ride
  *   on the answers; see `deletePublished`).
@@ -169,7 +172,6 @@ const ANSWER = `WITH recorded AS (
            jsonb_build_object('event_id', '${GENERATED_EVENT_PREFIX}' || r.recommendation_id, 'recommendation_id', r.recommendation_id, 'agent_id', $1::text,
              'traffic', $2::text, 'recommendation_created_at', $11::text, 'occurred_at', $11::text, 'billable', false, 'ad_id', r.ad_id, 'product_id', r.product_id)
       FROM recommendations r
-    ON CONFLICT DO NOTHING
   )
   SELECT 'replay' AS outcome, ${ANSWER_COLUMNS}, rank FROM recorded
   UNION ALL

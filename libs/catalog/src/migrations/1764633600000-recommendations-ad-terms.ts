@@ -29,7 +29,7 @@ const TERM_WEIGHT = `
   $$`;
 
 /** Removes the words of the active ads of transition table old_ads. */
-const FORGET = `
+export const FORGET = `
     DELETE FROM recommendations.ad_terms t
      USING (SELECT o.ad_id, u.lexeme, recommendations.term_weight(u.weights) AS weight
               FROM old_ads o, unnest(o.search_vector) u WHERE o.active) d
@@ -40,7 +40,7 @@ const FORGET = `
     UPDATE recommendations.catalog_stats SET ads = ads - (SELECT count(*) FROM old_ads WHERE active);`;
 
 /** Adds the words of the active ads of transition table new_ads. */
-const LEARN = `
+export const LEARN = `
     INSERT INTO recommendations.ad_terms (lexeme, weight, ad_id)
     SELECT u.lexeme, recommendations.term_weight(u.weights), n.ad_id FROM new_ads n, unnest(n.search_vector) u WHERE n.active;
     INSERT INTO recommendations.lexeme_stats AS s (lexeme, ads)
@@ -50,10 +50,10 @@ const LEARN = `
 
 /**
  * The word index rebuilt from the catalog in a few set-based statements (the index built after
- * its rows): what this migration does for the ads already there, and what a bulk load does after
- * writing ads with the triggers disabled (bench/catalog-load.ts), much faster than row by row.
+ * its rows): what this migration does for the ads already there. A bulk load runs the current
+ * one, WORD_INDEX_REBUILD (migration 1764892800000 adds a table to it).
  */
-export const WORD_INDEX_REBUILD: readonly string[] = [
+export const AD_TERMS_REBUILD: readonly string[] = [
   `TRUNCATE recommendations.ad_terms, recommendations.lexeme_stats`,
   `DROP INDEX IF EXISTS recommendations.ad_terms_rank_idx`,
   `INSERT INTO recommendations.ad_terms (lexeme, weight, ad_id)
@@ -69,16 +69,22 @@ export const WORD_INDEX_REBUILD: readonly string[] = [
  * ad). Writers of the catalog take one transaction-scoped advisory lock first, so two imports at
  * once take turns instead of deadlocking on the counters of the words they share.
  */
-const trigger = (operation: 'INSERT' | 'UPDATE' | 'DELETE', body: string) => {
-  const name = `ads_${operation.toLowerCase()}_terms`;
-  const transition = { INSERT: 'NEW TABLE AS new_ads', UPDATE: 'OLD TABLE AS old_ads NEW TABLE AS new_ads', DELETE: 'OLD TABLE AS old_ads' }[operation];
-  return [
-    `CREATE FUNCTION recommendations.${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+export type CatalogWrite = 'INSERT' | 'UPDATE' | 'DELETE';
+
+/** The function of the trigger of `operation` (`create`: CREATE, or CREATE OR REPLACE in a later migration). */
+export const triggerFunction = (operation: CatalogWrite, body: string, create = 'CREATE') =>
+  `${create} FUNCTION recommendations.ads_${operation.toLowerCase()}_terms() RETURNS trigger LANGUAGE plpgsql AS $$
      BEGIN
        PERFORM pg_advisory_xact_lock(hashtext('recommendations.ad_terms'));
        ${body}
        RETURN NULL;
-     END $$`,
+     END $$`;
+
+const trigger = (operation: CatalogWrite, body: string) => {
+  const name = `ads_${operation.toLowerCase()}_terms`;
+  const transition = { INSERT: 'NEW TABLE AS new_ads', UPDATE: 'OLD TABLE AS old_ads NEW TABLE AS new_ads', DELETE: 'OLD TABLE AS old_ads' }[operation];
+  return [
+    triggerFunction(operation, body),
     `CREATE TRIGGER ${name} AFTER ${operation} ON recommendations.ads REFERENCING ${transition} FOR EACH STATEMENT EXECUTE FUNCTION recommendations.${name}()`,
   ];
 };
@@ -99,7 +105,7 @@ export const RecommendationsAdTerms1764633600000 = sqlMigration(
     ...trigger('UPDATE', `${FORGET}\n${LEARN}`),
     ...trigger('DELETE', FORGET),
     // The ads already there (a migrated catalog).
-    ...WORD_INDEX_REBUILD,
+    ...AD_TERMS_REBUILD,
     `DROP INDEX recommendations.ads_search_idx`,
   ],
   [
