@@ -6,7 +6,10 @@
  * it (`node --cpu-prof dist/bench/ingest-apply.bench.js`) without the consumer's and the NATS
  * server's CPU in the way.
  *
- *   EVENTS=200000 INGEST_WORKLOAD=streaming npm run bench:ingest-apply
+ *   npm run -s build:bench && EVENTS=200000 INGEST_WORKLOAD=streaming node dist/bench/ingest-apply.bench.js
+ *   INGEST_HEAP_PROFILE=/tmp/heap …   a sampling heap profile of the applying (collected objects too)
+ *   INGEST_PIDS_FILE=/tmp/pids …      the backends' pids, written after two batches (`perf record -p`)
+ *   INGEST_KEEP_DATABASE=1 …          the database is kept for inspection (its URL is printed)
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
