@@ -96,12 +96,17 @@ interface Template {
   slots: number[];
 }
 
-/** Statement texts are a handful of constants: each is cut once. */
+/**
+ * The write path's statement texts are a handful of constants: each is cut once. The bound only
+ * keeps a text built per call, should one ever be passed, from growing the map.
+ */
 const templates = new Map<string, Template>();
+const TEMPLATES_MAX = 64;
 
 function templateOf(text: string): Template {
   let template = templates.get(text);
   if (!template) {
+    if (templates.size >= TEMPLATES_MAX) templates.clear();
     const pieces = text.split(/\$(\d+)/);
     template = { parts: pieces.filter((_, i) => i % 2 === 0), slots: pieces.filter((_, i) => i % 2 === 1).map((n) => Number(n) - 1) };
     templates.set(text, template);
