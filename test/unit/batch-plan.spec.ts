@@ -15,11 +15,11 @@ const minuteOf = (ms: number) => Math.floor(ms / MINUTE) * MINUTE;
 let sequence = 0;
 function lifecycle(kind: RecommendationEventKind, fields: Partial<RecommendationEventDto> = {}): SequencedEvent['event'] {
   const event = { event_id: `evt_${++sequence}`, recommendation_id: 'rec_a', agent_id: 'agent_a', traffic: 'live' as Traffic, recommendation_created_at: CREATED, occurred_at: CREATED, ...fields };
-  return { type: 'lifecycle', sequence, kind, level: levelOfKind(kind), event: event as RecommendationEventDto };
+  return { type: 'lifecycle', sequence, kind, level: levelOfKind(kind), event: event as RecommendationEventDto, createdAtMs: Date.parse(event.recommendation_created_at!) };
 }
 function accounting(fields: Partial<AccountingEntryDto> = {}): SequencedEvent['event'] {
   const entry = { entry_id: `ent_${++sequence}`, agent_id: 'agent_a', traffic: 'live' as Traffic, recommendation_id: 'rec_a', amount_micros: 1_500_000, currency: 'USD', recorded_at: '2026-03-02T08:00:05Z', ...fields };
-  return { type: 'accounting', sequence, entry: entry as AccountingEntryDto };
+  return { type: 'accounting', sequence, entry: entry as AccountingEntryDto, recordedAtMs: Date.parse(entry.recorded_at!) };
 }
 function reconciled(traffic: Traffic, through: string, agent_id?: string): SequencedEvent['event'] {
   return { type: 'reconciled', sequence: ++sequence, watermark: { event_id: `rw_${sequence}`, traffic, reconciled_through: through, agent_id } };

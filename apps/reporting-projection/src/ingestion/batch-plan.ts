@@ -92,18 +92,18 @@ export class BatchPlan {
    */
   readonly createdAtHints = new Map<string, number>();
 
-  private readonly lifecycle: { index: number; event: RecommendationEventDto; level: number }[] = [];
-  /** The batch's entries, first of each entry_id. */
-  private readonly entries = new Map<string, AccountingEntryDto>();
+  private readonly lifecycle: { index: number; event: RecommendationEventDto; level: number; createdAtMs: number }[] = [];
+  /** The batch's entries, first of each entry_id, with their recorded_at as an instant. */
+  private readonly entries = new Map<string, { entry: AccountingEntryDto; recordedAtMs: number }>();
   private readonly before = new Map<string, RecommendationState>();
   private readonly after = new Map<string, RecommendationState>();
-  private decided: { entry: AccountingEntryDto; state: RecommendationState | undefined }[] = [];
+  private decided: { entry: AccountingEntryDto; recordedAtMs: number; state: RecommendationState | undefined }[] = [];
 
   constructor(ordered: readonly SequencedEvent[]) {
     const watermarks = new Map<string, Watermark>();
     for (const { index, event } of ordered) {
-      if (event.type === 'lifecycle') this.lifecycle.push({ index, event: event.event, level: event.level });
-      else if (event.type === 'accounting' && !this.entries.has(event.entry.entry_id)) this.entries.set(event.entry.entry_id, event.entry);
+      if (event.type === 'lifecycle') this.lifecycle.push({ index, event: event.event, level: event.level, createdAtMs: event.createdAtMs });
+      else if (event.type === 'accounting' && !this.entries.has(event.entry.entry_id)) this.entries.set(event.entry.entry_id, { entry: event.entry, recordedAtMs: event.recordedAtMs });
       else if (event.type === 'reconciled') {
         const agentId = event.watermark.agent_id ?? '';
         const key = `${event.watermark.traffic}\u0000${agentId}`;
@@ -114,18 +114,17 @@ export class BatchPlan {
       }
     }
     const times = new Set<number>();
-    for (const { event } of this.lifecycle) {
-      const createdAtMs = Date.parse(event.recommendation_created_at);
+    for (const { event, createdAtMs } of this.lifecycle) {
       times.add(createdAtMs);
       if (!this.createdAtHints.has(event.recommendation_id)) this.createdAtHints.set(event.recommendation_id, createdAtMs);
     }
-    for (const entry of this.entries.values()) times.add(Date.parse(entry.recorded_at));
+    for (const { recordedAtMs } of this.entries.values()) times.add(recordedAtMs);
     this.creationTimes = [...times];
     this.watermarks = [...watermarks.values()].sort((a, b) => byCodeUnit(a.traffic + '\u0000' + a.agentId, b.traffic + '\u0000' + b.agentId));
     this.recommendationIds = [
       ...new Set([
         ...this.lifecycle.map((l) => l.event.recommendation_id),
-        ...[...this.entries.values()].map((e) => e.recommendation_id).filter((id): id is string => id !== null),
+        ...[...this.entries.values()].map(({ entry }) => entry.recommendation_id).filter((id): id is string => id !== null),
       ]),
     ].sort(byCodeUnit);
   }
@@ -142,9 +141,8 @@ export class BatchPlan {
       this.after.set(row.id, { ...row });
     }
     const becameKnown: string[] = [];
-    for (const { index, event, level } of this.lifecycle) {
+    for (const { index, event, level, createdAtMs } of this.lifecycle) {
       const state = this.after.get(event.recommendation_id)!;
-      const createdAtMs = Date.parse(event.recommendation_created_at);
       if (state.agentId === null) {
         state.agentId = event.agent_id;
         state.traffic = event.traffic;
@@ -185,17 +183,17 @@ export class BatchPlan {
 
   /** Step 3a. The batch's entries sorted by entry_id (the lock order), each attributed now or not. */
   entriesToInsert(): { entry: AccountingEntryDto; attributed: boolean }[] {
-    const list = [...this.entries.values()].sort((a, b) => byCodeUnit(a.entry_id, b.entry_id));
-    this.decided = list.map((entry) => ({ entry, state: this.attributable(entry.agent_id, entry.traffic, entry.recommendation_id) }));
+    const list = [...this.entries.values()].sort((a, b) => byCodeUnit(a.entry.entry_id, b.entry.entry_id));
+    this.decided = list.map(({ entry, recordedAtMs }) => ({ entry, recordedAtMs, state: this.attributable(entry.agent_id, entry.traffic, entry.recommendation_id) }));
     return this.decided.map(({ entry, state }) => ({ entry, attributed: state !== undefined }));
   }
 
   /** Step 3b. `inserted`: the entry ids that were new; an entry stored before changes nothing. */
   countInserted(inserted: ReadonlySet<string>): void {
-    for (const { entry, state } of this.decided) {
+    for (const { entry, recordedAtMs, state } of this.decided) {
       if (!inserted.has(entry.entry_id)) continue;
       if (state) this.attribute(state, entry.amount_micros, entry.currency);
-      else this.review(entry.agent_id, entry.traffic, Date.parse(entry.recorded_at), 1);
+      else this.review(entry.agent_id, entry.traffic, recordedAtMs, 1);
     }
   }
 

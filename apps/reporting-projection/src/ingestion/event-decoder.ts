@@ -15,8 +15,10 @@ import type { InboundMessage } from '#libs/nats';
 import { levelOfKind } from '../rules/counting.js';
 
 export type DecodedEvent =
-  | { type: 'lifecycle'; sequence: number; kind: RecommendationEventKind; level: number; event: RecommendationEventDto }
-  | { type: 'accounting'; sequence: number; entry: AccountingEntryDto }
+  /** `createdAtMs`: the event's recommendation_created_at, parsed once here for every later step. */
+  | { type: 'lifecycle'; sequence: number; kind: RecommendationEventKind; level: number; event: RecommendationEventDto; createdAtMs: number }
+  /** `recordedAtMs`: the entry's recorded_at, parsed once here. */
+  | { type: 'accounting'; sequence: number; entry: AccountingEntryDto; recordedAtMs: number }
   | { type: 'reconciled'; sequence: number; watermark: ReconciliationWatermarkDto }
   /** Subjects of `events.>` that other services consume (payouts). */
   | { type: 'not-ours' }
@@ -56,11 +58,11 @@ export function decodeEvent(message: InboundMessage): DecodedEvent {
     const event = validated(RecommendationEventDto, payload, passesRecommendationEventFastCheck);
     if (typeof event === 'string') return { type: 'invalid', reason: event };
     const typedKind = kind as RecommendationEventKind;
-    return { type: 'lifecycle', sequence, kind: typedKind, level: levelOfKind(typedKind), event };
+    return { type: 'lifecycle', sequence, kind: typedKind, level: levelOfKind(typedKind), event, createdAtMs: Date.parse(event.recommendation_created_at) };
   }
   if (subject === EventSubjects.accountingEntry) {
     const entry = validated(AccountingEntryDto, payload, passesAccountingEntryFastCheck);
-    return typeof entry === 'string' ? { type: 'invalid', reason: entry } : { type: 'accounting', sequence, entry };
+    return typeof entry === 'string' ? { type: 'invalid', reason: entry } : { type: 'accounting', sequence, entry, recordedAtMs: Date.parse(entry.recorded_at) };
   }
   const watermark = validated(ReconciliationWatermarkDto, payload);
   return typeof watermark === 'string'

@@ -14,8 +14,8 @@ export const PAST_RESTATEMENT_WINDOW = 'past restatement window';
 
 /** When the recommendation of an event was created; for an entry, when it was recorded (its recommendation was created no later). */
 function createdAt(event: DecodedEvent): number {
-  if (event.type === 'lifecycle') return Date.parse(event.event.recommendation_created_at);
-  if (event.type === 'accounting') return Date.parse(event.entry.recorded_at);
+  if (event.type === 'lifecycle') return event.createdAtMs;
+  if (event.type === 'accounting') return event.recordedAtMs;
   return Number.POSITIVE_INFINITY;
 }
 
