@@ -12,7 +12,7 @@
  *   EVENTS=200000 INGEST_WORKLOAD=backfill npm run bench:ingest
  *   STREAMING_DAYS=3                           days the streaming workload's recommendations span
  *   INGEST_CPU_PROFILE=/tmp/prof npm run bench:ingest   (a .cpuprofile of each projection process)
- *   INGEST_NODE_ARGS='--trace-gc'              flags for the projection's node process
+ *   INGEST_NODE_ARGS='--trace-gc'              flags for the projection's node process, after its own (REPORTING_PROJECTION_NODE_FLAGS; a later flag wins)
  *   INGEST_POLL_MS=500                          how often its progress is read from /metrics
  */
 import { loadavg } from 'node:os';
@@ -23,6 +23,7 @@ import { NatsClient } from '#libs/nats';
 import { ReportingProjectionEnv } from '../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { freePort, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
 import { residentMemory, scrapeMetrics, startChild, waitForHttp } from './harness.js';
+import { REPORTING_PROJECTION_NODE_FLAGS } from '../apps/reporting-projection/src/config/node-flags.js';
 import { CpuMeter, perEvent, prepublish, runBare, type Run } from './ingest-support.js';
 import { backfillWorkload, streamingWorkload, type Workload } from './ingest-workloads.js';
 import { fmt, machine } from './support.js';
@@ -62,6 +63,7 @@ async function runProjection(natsUrl: string, db: { url: string; name: string },
   const port = await freePort();
   const nodeArgs = [
     ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=projection-${workload}.cpuprofile`] : []),
+    ...REPORTING_PROJECTION_NODE_FLAGS,
     ...NODE_ARGS,
   ];
   const child = startChild(

@@ -37,10 +37,18 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Each service, its env class (its defaults and validation) and the variable of its HTTP port. */
+/**
+ * Each service, its env class (its defaults and validation), the variable of its HTTP port and,
+ * where it has some, the module and export of the V8 flags it runs with.
+ */
 const SERVICES = [
   { name: 'gateway', env: ['config/gateway.env.js', 'GatewayEnv'], portVariable: 'PORT' },
-  { name: 'reporting-projection', env: ['config/reporting-projection.env.js', 'ReportingProjectionEnv'], portVariable: 'REPORTING_HTTP_PORT' },
+  {
+    name: 'reporting-projection',
+    env: ['config/reporting-projection.env.js', 'ReportingProjectionEnv'],
+    portVariable: 'REPORTING_HTTP_PORT',
+    nodeFlags: ['config/node-flags.js', 'REPORTING_PROJECTION_NODE_FLAGS'],
+  },
   { name: 'payouts-read', env: ['config/payouts-read.env.js', 'PayoutsReadEnv'], portVariable: 'PAYOUTS_HTTP_PORT' },
   { name: 'timezone-settings', env: ['config/timezone-settings.env.js', 'TimezoneSettingsEnv'], portVariable: 'TIMEZONE_HTTP_PORT' },
   { name: 'recommendations', env: ['config/recommendations.env.js', 'RecommendationsEnv'], portVariable: 'RECOMMENDATIONS_HTTP_PORT' },
@@ -86,7 +94,8 @@ try {
     const [file, className] = service.env;
     const envClass = (await import(pathToFileURL(join(serviceDir(service.name), file)).href))[className];
     const env = loadEnv(envClass);
-    services.push({ ...service, script: join(serviceDir(service.name), 'main.js'), port: env[service.portVariable], host: env.HOST, env });
+    const nodeFlags = service.nodeFlags ? (await import(pathToFileURL(join(serviceDir(service.name), service.nodeFlags[0])).href))[service.nodeFlags[1]] : [];
+    services.push({ ...service, script: join(serviceDir(service.name), 'main.js'), nodeFlags, port: env[service.portVariable], host: env.HOST, env });
   }
   if (services.some((s) => s.name === 'gateway') && !OIDC_SETTINGS.some((name) => process.env[name]) && existsSync(join(devIdpDir, 'index.js'))) {
     const { DevIdentityProviderEnv } = await import(pathToFileURL(join(devIdpDir, 'config', 'dev-identity-provider.env.js')).href);
@@ -283,7 +292,7 @@ function natsIdentityEnv(name) {
 }
 
 for (const service of services) {
-  const child = spawn(process.execPath, [service.script], {
+  const child = spawn(process.execPath, [...service.nodeFlags, service.script], {
     cwd: root,
     env: { ...childEnv, ...natsIdentityEnv(service.name) },
     stdio: ['ignore', 'inherit', 'inherit'],

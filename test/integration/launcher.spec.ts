@@ -9,6 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { REPORT_COUNTERS } from '#libs/contracts';
 import { probeNats, probePostgres, probeRedis } from '#libs/servers';
 import { REDIS_URL, freePort, useTestStack, waitFor } from '../support/index.js';
+import { REPORTING_PROJECTION_NODE_FLAGS } from '../../apps/reporting-projection/src/config/node-flags.js';
 
 /**
  * `npm start` (DESIGN §2): scripts/start-all.mjs runs every built service as its own process
@@ -150,6 +151,10 @@ describe('scripts/start-all.mjs with the servers running', () => {
       });
     }
     expect([...run.pids.keys()].sort()).toEqual(SERVICES.map((s) => s.name).sort());
+    // reporting-projection runs with its V8 flags (REPORTING_PROJECTION_NODE_FLAGS), the others with none.
+    const argv = (name: string) => readFileSync(`/proc/${run.pids.get(name)}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1);
+    expect(argv('reporting-projection')).toEqual([...REPORTING_PROJECTION_NODE_FLAGS, expect.stringMatching(/reporting-projection\/src\/main\.js$/)]);
+    expect(argv('gateway')).toEqual([expect.stringMatching(/gateway\/src\/main\.js$/)]);
     const api = `http://127.0.0.1:${ports.gateway}`;
     await waitFor(() => run.output().includes('ready: '), { timeoutMs: 10000, what: 'the ready line' });
     const readyLines = run.output().split('\n').filter((line) => line.startsWith('ready: '));

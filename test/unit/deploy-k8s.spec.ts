@@ -12,6 +12,7 @@ import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import YAML from 'yaml';
 import { Durables, Streams } from '#libs/contracts';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
+import { REPORTING_PROJECTION_NODE_FLAGS } from '../../apps/reporting-projection/src/config/node-flags.js';
 import { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { SERVICE_ENVS, declaredVariables } from '../support/service-envs.js';
 
@@ -337,8 +338,8 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
           expect(fromConfig.has(variable)).toBe(false);
         }
       }
-      // No typos: every variable set on the container is one the service reads.
-      for (const variable of env_.keys()) expect({ variable, declared: declared.has(variable) }).toEqual({ variable, declared: true });
+      // No typos: every variable set on the container is one the service reads (NODE_OPTIONS: Node itself).
+      for (const variable of env_.keys()) expect({ variable, declared: declared.has(variable) || variable === 'NODE_OPTIONS' }).toEqual({ variable, declared: true });
       // Every referenced secret exists in the rendered output, or is the one the overlay documents.
       for (const entry of env_.values()) {
         const ref = entry.valueFrom?.secretKeyRef;
@@ -360,6 +361,12 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     const pod = withMountedFiles(config, find('Deployment', 'reporting-projection')!);
     const redisUrl = overlay === 'prod' ? { REDIS_URL: 'rediss://weave:x@redis:6379' } : {};
     expect(loadEnv(ReportingProjectionEnv, { ...pod, ...redisUrl, NATS_PASSWORD: 'x', NATS_USER: 'reporting-projection' }).NATS_STREAM_REPLICAS).toBe(servers);
+  });
+
+  it('runs reporting-projection with the V8 flags it is tuned for (REPORTING_PROJECTION_NODE_FLAGS, as the launcher does)', () => {
+    const container = find('Deployment', 'reporting-projection')!.spec.template.spec.containers[0];
+    const nodeOptions = (container.env as { name: string; value?: string }[]).find((e) => e.name === 'NODE_OPTIONS');
+    expect(nodeOptions?.value).toBe(REPORTING_PROJECTION_NODE_FLAGS.join(' '));
   });
 
   it('every ConfigMap key is a variable some service reads', () => {
