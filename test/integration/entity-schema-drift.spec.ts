@@ -22,7 +22,15 @@ const SCHEMAS: Record<string, string[]> = {
     'IdentityOutbox1795750000000',
     'IdentityVersion1795760000000',
   ],
-  recommendations: ['RecommendationsInitial1764460800000', 'RecommendationsSearchVectorMetadata1764547200000', 'RecommendationsAdTerms1764633600000', 'RecommendationsTermWeightInline1764720000000'],
+  recommendations: [
+    'RecommendationsInitial1764460800000',
+    'RecommendationsSearchVectorMetadata1764547200000',
+    'RecommendationsAdTerms1764633600000',
+    'RecommendationsTermWeightInline1764720000000',
+    'RecommendationsRecordedRowsLean1764806400000',
+    'RecommendationsAdTermWeights1764892800000',
+    'RecommendationsWordIndexPlannedPerWrite1764979200000',
+  ],
   timezone_settings: ['TimezoneSettingsInitial1764201600001', 'TimezoneSettingsOutbox1764288000000'],
   // No entities (raw SQL on the projection and payout hot paths): the check has nothing to compare,
   // but migration:run must work for them too.

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { RECOMMENDATIONS_MIGRATIONS, createRecommendationsDataSource, importCatalog, validateCatalog } from '#libs/catalog';
+import { RECOMMENDATIONS_MIGRATIONS, createRecommendationsDataSource, importCatalog, importCatalogAds, validateCatalog, type CatalogAd } from '#libs/catalog';
 import { createServiceDataSource, initializeDatabase } from '#libs/database';
 import { POSTGRES_ADMIN_URL, newTestDatabase, type TestDatabase } from '../support/index.js';
 
@@ -256,6 +256,69 @@ describe('ops ads and the recommendations schema', () => {
       expect(rows[0]).toEqual({ keywords: file.ads[3].keywords, type: 'array' });
     } finally {
       await dataSource.destroy();
+    }
+  });
+
+  it('keeps the word index exact through one session of imports, its statements planned for each batch', async () => {
+    // One session throughout, as a pooled connection of a service: the triggers first run on an
+    // empty catalog (the UPDATE trigger of an INSERT … ON CONFLICT of new ads, with no old rows).
+    const fresh = newTestDatabase();
+    const client = new pg.Client({ connectionString: fresh.url });
+    try {
+      const migrate = createRecommendationsDataSource(fresh.url, 2, 'test');
+      await initializeDatabase(migrate);
+      await migrate.destroy();
+      await client.connect();
+      const transaction = async <T>(work: (sql: pg.Client) => Promise<T>): Promise<T> => {
+        await client.query('BEGIN');
+        try {
+          const result = await work(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK');
+          throw error;
+        }
+      };
+      const file = validateCatalog(structuredClone(sample));
+      if (!file.ok) throw new Error(file.problems.join('\n'));
+      const ads: CatalogAd[] = file.ads;
+      // The plans of the trigger's statements (auto_explain of the statements inside the trigger functions).
+      const plans: string[] = [];
+      client.on('notice', (notice) => plans.push(notice.message ?? ''));
+      await client.query(`LOAD 'auto_explain'`);
+      await client.query(`SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = 'notice'`);
+      expect(await importCatalogAds(transaction, ads)).toMatchObject({ created: ads.length });
+      expect(await wordIndexDrift(client)).toBe(0);
+
+      // New words for most ads (the UPDATE trigger forgets the old ones, learns the new ones).
+      plans.length = 0;
+      const reworded = ads.map((ad, i) => (i % 4 === 3 ? ad : { ...ad, product_title: `${ad.product_title} refurbished ${i}`, keywords: [...ad.keywords, `edition ${i}`] }));
+      expect(await importCatalogAds(transaction, reworded)).toMatchObject({ updated: reworded.filter((ad, i) => ad !== ads[i]).length });
+      expect(await wordIndexDrift(client)).toBe(0);
+      // Planned for this batch: the scan of old_ads expects the rows it has (a plan kept from the
+      // first run, when old_ads was empty, expects 1 and scanned the whole word index per ad).
+      const forget = plans.find((plan) => plan.includes('DELETE FROM recommendations.ad_terms'));
+      expect(forget).toBeDefined();
+      const expected = Number(/Named Tuplestore Scan +\(cost=[\d.]+ rows=(\d+)/.exec(forget!)?.[1]);
+      expect(expected).toBeGreaterThan(1);
+      expect(expected).toBeLessThanOrEqual(reworded.length);
+      await client.query(`SET auto_explain.log_min_duration = -1`);
+
+      // Withdrawn, back, and deleted outright: the index follows each.
+      const withdrawn = reworded.map((ad, i) => (i % 3 === 0 ? { ...ad, active: !(ad.active ?? true) } : ad));
+      await importCatalogAds(transaction, withdrawn);
+      expect(await wordIndexDrift(client)).toBe(0);
+      await importCatalogAds(transaction, reworded);
+      expect(await wordIndexDrift(client)).toBe(0);
+      await client.query(`DELETE FROM recommendations.ads WHERE ad_id = ANY($1)`, [reworded.filter((_, i) => i % 5 === 0).map((ad) => ad.ad_id)]);
+      expect(await wordIndexDrift(client)).toBe(0);
+      expect((await client.query('SELECT ads FROM recommendations.catalog_stats')).rows[0].ads).toBe(
+        reworded.filter((ad, i) => i % 5 !== 0 && ad.active !== false).length,
+      );
+    } finally {
+      await client.end().catch(() => undefined);
+      await fresh.drop();
     }
   });
 

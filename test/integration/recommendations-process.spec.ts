@@ -76,6 +76,7 @@ it('two replicas migrate once, become ready, and stop on SIGTERM on their own', 
       'RecommendationsTermWeightInline1764720000000',
       'RecommendationsRecordedRowsLean1764806400000',
       'RecommendationsAdTermWeights1764892800000',
+      'RecommendationsWordIndexPlannedPerWrite1764979200000',
     ]);
     const generated = await sql.query(`SELECT name FROM recommendations.typeorm_metadata`);
     expect(generated.rows).toEqual([{ name: 'search_vector' }]);

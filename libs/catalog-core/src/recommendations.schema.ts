@@ -13,6 +13,7 @@ export const RECOMMENDATIONS_MIGRATIONS = [
   'RecommendationsTermWeightInline1764720000000',
   'RecommendationsRecordedRowsLean1764806400000',
   'RecommendationsAdTermWeights1764892800000',
+  'RecommendationsWordIndexPlannedPerWrite1764979200000',
 ] as const;
 
 /**

@@ -6,6 +6,7 @@ import { RecommendationsAdTerms1764633600000 } from './migrations/1764633600000-
 import { RecommendationsTermWeightInline1764720000000 } from './migrations/1764720000000-recommendations-term-weight-inline.js';
 import { RecommendationsRecordedRowsLean1764806400000 } from './migrations/1764806400000-recommendations-recorded-rows-lean.js';
 import { RecommendationsAdTermWeights1764892800000 } from './migrations/1764892800000-recommendations-ad-term-weights.js';
+import { RecommendationsWordIndexPlannedPerWrite1764979200000 } from './migrations/1764979200000-recommendations-word-index-planned-per-write.js';
 import { RecommendationOutboxEntity } from './recommendation-outbox.entity.js';
 import { RecommendationRequestEntity } from './recommendation-request.entity.js';
 import { RecommendationEntity } from './recommendation.entity.js';
@@ -24,6 +25,7 @@ export function createRecommendationsDataSource(url: string, poolSize: number, a
       RecommendationsInitial1764460800000, RecommendationsSearchVectorMetadata1764547200000, RecommendationsAdTerms1764633600000, RecommendationsTermWeightInline1764720000000,
       RecommendationsRecordedRowsLean1764806400000,
       RecommendationsAdTermWeights1764892800000,
+      RecommendationsWordIndexPlannedPerWrite1764979200000,
     ],
     poolSize,
     applicationName,

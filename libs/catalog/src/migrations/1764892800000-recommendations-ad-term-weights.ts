@@ -6,10 +6,10 @@ const weightsOf = (ads: string) =>
   `SELECT a.ad_id, array_agg(u.lexeme ORDER BY u.lexeme), array_agg(recommendations.term_weight(u.weights) ORDER BY u.lexeme)
      FROM ${ads} a, unnest(a.search_vector) u WHERE a.active GROUP BY a.ad_id`;
 
-const FORGET_WEIGHTS = `
+export const FORGET_WEIGHTS = `
     DELETE FROM recommendations.ad_term_weights w USING old_ads o WHERE o.active AND w.ad_id = o.ad_id;`;
 
-const LEARN_WEIGHTS = `
+export const LEARN_WEIGHTS = `
     INSERT INTO recommendations.ad_term_weights (ad_id, lexemes, weights) ${weightsOf('new_ads')};`;
 
 const FILL = `INSERT INTO recommendations.ad_term_weights (ad_id, lexemes, weights) ${weightsOf('recommendations.ads')}`;
