@@ -26,6 +26,8 @@ interface AutocannonRequest<Context> {
   path?: string;
   headers?: Record<string, string>;
   setupRequest?: (request: { path?: string; headers?: Record<string, string> }, context: Context) => object;
+  /** Called with each answer of this request (its status first). */
+  onResponse?: (status: number) => void;
 }
 interface AutocannonOptions<Context> {
   url: string;
