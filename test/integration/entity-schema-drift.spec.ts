@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pg from 'pg';
+import { RECOMMENDATIONS_MIGRATIONS } from '#libs/catalog-core';
 import { newTestDatabase, type TestDatabase } from '../support/index.js';
 
 /**
@@ -22,15 +23,8 @@ const SCHEMAS: Record<string, string[]> = {
     'IdentityOutbox1795750000000',
     'IdentityVersion1795760000000',
   ],
-  recommendations: [
-    'RecommendationsInitial1764460800000',
-    'RecommendationsSearchVectorMetadata1764547200000',
-    'RecommendationsAdTerms1764633600000',
-    'RecommendationsTermWeightInline1764720000000',
-    'RecommendationsRecordedRowsLean1764806400000',
-    'RecommendationsAdTermWeights1764892800000',
-    'RecommendationsWordIndexPlannedPerWrite1764979200000',
-  ],
+  // The list createRecommendationsDataSource runs (test/unit/recommendations-catalog.spec.ts holds them equal).
+  recommendations: [...RECOMMENDATIONS_MIGRATIONS],
   timezone_settings: ['TimezoneSettingsInitial1764201600001', 'TimezoneSettingsOutbox1764288000000'],
   // No entities (raw SQL on the projection and payout hot paths): the check has nothing to compare,
   // but migration:run must work for them too.

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pg from 'pg';
+import { RECOMMENDATIONS_MIGRATIONS } from '#libs/catalog-core';
 import { REDIS_URL, freePort, newTestDatabase, startNats, waitFor, type TestDatabase, type TestNats } from '../support/index.js';
 
 /**
@@ -69,15 +70,7 @@ it('two replicas migrate once, become ready, and stop on SIGTERM on their own', 
     const tables = await sql.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'recommendations' ORDER BY table_name`);
     expect(tables.rows.map((r) => r.table_name)).toEqual(['ad_term_weights', 'ad_terms', 'ads', 'catalog_stats', 'lexeme_stats', 'migrations', 'outbox', 'recommendation', 'recommendation_request', 'typeorm_metadata']);
     const migrations = await sql.query(`SELECT name FROM recommendations.migrations ORDER BY id`);
-    expect(migrations.rows.map((r) => r.name)).toEqual([
-      'RecommendationsInitial1764460800000',
-      'RecommendationsSearchVectorMetadata1764547200000',
-      'RecommendationsAdTerms1764633600000',
-      'RecommendationsTermWeightInline1764720000000',
-      'RecommendationsRecordedRowsLean1764806400000',
-      'RecommendationsAdTermWeights1764892800000',
-      'RecommendationsWordIndexPlannedPerWrite1764979200000',
-    ]);
+    expect(migrations.rows.map((r) => r.name)).toEqual([...RECOMMENDATIONS_MIGRATIONS]);
     const generated = await sql.query(`SELECT name FROM recommendations.typeorm_metadata`);
     expect(generated.rows).toEqual([{ name: 'search_vector' }]);
   } finally {
