@@ -22,7 +22,8 @@
  *   BENCH_CATALOG_SIZES=10000,100000,1000000 CONNECTIONS=50 DURATION=20 are the defaults;
  *   BENCH_SAMPLE=0 skips the 24-ad rows, BENCH_LOAD=0 measures relevance only, BENCH_RELEVANCE=0 load only;
  *   BENCH_CPU_PROF=<dir> writes CPU profiles of the gateway and the recommendations service;
- *   BENCH_BUDGET_MS=5000 asks every request with that latency budget (CPU of answers, not of 503s, on a loaded machine).
+ *   BENCH_BUDGET_MS=5000 asks every request with that latency budget (CPU of answers, not of 503s, on a loaded machine);
+ *   BENCH_NODE_ARGS='--trace-gc' flags for the gateway's and the recommendations service's node processes, after their own (a later flag wins).
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -58,6 +59,7 @@ const RELEVANCE = process.env.BENCH_RELEVANCE !== '0';
 const BUDGET_MS = process.env.BENCH_BUDGET_MS ? Number(process.env.BENCH_BUDGET_MS) : undefined;
 /** BENCH_CPU_PROF=<dir>: the gateway and the recommendations service write V8 CPU profiles there when stopped. */
 const CPU_PROF = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const AGENT = 'agent_bench_recommend';
 const LABELLED = 'test/relevance/labelled-questions.json';
 /** Targets: answers ≥ 0.5 of the ceiling's req/s at 100,000 ads and ≥ 0.4 at 1,000,000; p99 ≤ 2 × the ceiling's; p99(1M) ≤ 2 × p99(10k). */
@@ -241,11 +243,11 @@ async function startStack(
   };
   try {
     const recommendationsPort = await freePort();
-    const recommendations = startChild('recommendations', 'dist/apps/recommendations/src/main.js', { ...common, RECOMMENDATIONS_HTTP_PORT: recommendationsPort }, [], CPU_PROF);
+    const recommendations = startChild('recommendations', 'dist/apps/recommendations/src/main.js', { ...common, RECOMMENDATIONS_HTTP_PORT: recommendationsPort }, [], [...NODE_ARGS, ...CPU_PROF]);
     children.push(recommendations);
     await waitForHttp(`http://127.0.0.1:${recommendationsPort}/health/ready`, { child: recommendations });
     const gatewayPort = await freePort();
-    const gateway = startChild('gateway', 'dist/apps/gateway/src/main.js', { ...common, PORT: gatewayPort, TRACKING_SIGNING_SECRET: 'bench-recommend-tracking-signing-secret' }, [], CPU_PROF);
+    const gateway = startChild('gateway', 'dist/apps/gateway/src/main.js', { ...common, PORT: gatewayPort, TRACKING_SIGNING_SECRET: 'bench-recommend-tracking-signing-secret' }, [], [...NODE_ARGS, ...CPU_PROF]);
     children.push(gateway);
     await waitForHttp(`http://127.0.0.1:${gatewayPort}/health/ready`, { child: gateway });
     await ops(common, 'platform', 'create', '--agent-id', AGENT);
