@@ -92,12 +92,13 @@ export class ProjectionService {
     // Partitions are applied at once, each in its own transaction, so PostgreSQL works on one
     // while Node prepares the other. Every event of a recommendation stays in one partition, in
     // stream order, and partitions follow platforms so their rollup rows rarely meet.
-    await Promise.all(
-      partitionByPlatform(ordered, this.partitions).map(async (partition) => {
-        const conflicts = await this.repository.write(new BatchPlan(partition));
-        for (const [index, reason] of conflicts) outcomes[index] = { kind: 'dead-letter', reason, cause: 'conflict' };
-      }),
-    );
+    // Every partition is waited for, failed or not: a batch that throws (and is retried or
+    // isolated message by message) has no transaction of its own still under way.
+    const written = await Promise.allSettled(partitionByPlatform(ordered, this.partitions).map((partition) => this.repository.write(new BatchPlan(partition))));
+    for (const result of written) {
+      if (result.status === 'rejected') throw result.reason;
+      for (const [index, reason] of result.value) outcomes[index] = { kind: 'dead-letter', reason, cause: 'conflict' };
+    }
     const perKind = new Map<string, number>();
     for (const { event } of ordered) {
       const kind = event.type === 'lifecycle' ? event.kind : event.type;
