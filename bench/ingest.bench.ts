@@ -14,7 +14,9 @@
  *   INGEST_CPU_PROFILE=/tmp/prof npm run bench:ingest   (a .cpuprofile of each projection process)
  *   INGEST_NODE_ARGS='--trace-gc'              flags for the projection's node process, after its own (REPORTING_PROJECTION_NODE_FLAGS; a later flag wins)
  *   INGEST_POLL_MS=500                          how often its progress is read from /metrics
+ *   INGEST_MEMORY_TRACE=1                       print the projection's memory at every poll, not only at its peak
  */
+import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,7 +24,7 @@ import { Durables, Streams } from '#libs/contracts';
 import { NatsClient } from '#libs/nats';
 import { ReportingProjectionEnv } from '../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { freePort, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
-import { residentMemory, scrapeMetrics, startChild, waitForHttp } from './harness.js';
+import { metricSum, residentMemory, scrapeMetrics, startChild, waitForHttp, type MetricSample } from './harness.js';
 import { REPORTING_PROJECTION_NODE_FLAGS } from '../apps/reporting-projection/src/config/node-flags.js';
 import { CpuMeter, perEvent, prepublish, runBare, type Run } from './ingest-support.js';
 import { backfillWorkload, streamingWorkload, type Workload } from './ingest-workloads.js';
@@ -44,14 +46,37 @@ const POLL_MS = Number(process.env.INGEST_POLL_MS ?? 500);
 /** Of the same run's bare consumer (DESIGN §10). */
 const TARGET_RATIO: Record<string, number> = { streaming: 0.6, backfill: 0.4 };
 const TARGET_RSS_MB = 200;
+const MEMORY_TRACE = process.env.INGEST_MEMORY_TRACE === '1';
+/** How often the projection's resident set is read from /proc (cheap, unlike a /metrics scrape). */
+const RSS_SAMPLE_MS = 50;
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(', ');
 
 /** Messages the projection's consumer settled (applied or dead-lettered) so far, from its /metrics. */
-async function settledBy(metricsUrl: string): Promise<number> {
-  return (await scrapeMetrics(metricsUrl))
+function settledIn(samples: MetricSample[]): number {
+  return samples
     .filter((m) => m.name === 'weave_consumer_messages_total' && m.labels.durable === Durables.reportingProjection && m.labels.outcome !== 'retry')
     .reduce((sum, m) => sum + m.value, 0);
+}
+
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+
+/** The projection's resident set split as the kernel counts it: anonymous (heaps, buffers) and file-backed (code). */
+async function residentSplit(pid: number): Promise<{ rss: number; anon: number; file: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') };
+}
+
+/** Where the projection's memory is, from its /metrics (prom-client's process metrics, read at the scrape). */
+function memoryDetail(samples: MetricSample[]): string {
+  const space = (name: string) => metricSum(samples, 'nodejs_heap_space_size_total_bytes', { space: name });
+  const used = (name: string) => metricSum(samples, 'nodejs_heap_space_size_used_bytes', { space: name });
+  return (
+    `heap ${mb(metricSum(samples, 'nodejs_heap_size_total_bytes'))} MB (used ${mb(metricSum(samples, 'nodejs_heap_size_used_bytes'))}: ` +
+    `new ${mb(used('new'))}/${mb(space('new'))}, old ${mb(used('old'))}/${mb(space('old'))}, code ${mb(used('code'))}/${mb(space('code'))}, ` +
+    `large ${mb(used('large_object'))}/${mb(space('large_object'))}), external ${mb(metricSum(samples, 'nodejs_external_memory_bytes'))} MB`
+  );
 }
 
 /**
@@ -82,8 +107,25 @@ async function runProjection(natsUrl: string, db: { url: string; name: string },
     [],
     nodeArgs,
   );
+  // The resident set sampled often, to tell when its peak falls; the heap's detail is the one
+  // of the first /metrics scrape after it (a scrape renders every metric: too costly every 50 ms).
+  let top = { rss: 0, anon: 0, file: 0, at: 0 };
+  let topDetail = '';
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling && child.process.exitCode === null) {
+      try {
+        const now = await residentSplit(child.process.pid!);
+        if (now.rss > top.rss) top = { ...now, at: Date.now() };
+      } catch {
+        // the process is exiting
+      }
+      await new Promise((r) => setTimeout(r, RSS_SAMPLE_MS));
+    }
+  })();
   try {
     await waitForHttp(`http://127.0.0.1:${port}/health/ready`, { child });
+    const ready = await residentSplit(child.process.pid!);
     const metrics = `http://127.0.0.1:${port}/metrics`;
     const meter = new CpuMeter(db.name, child.process.pid);
     await meter.start();
@@ -92,11 +134,23 @@ async function runProjection(natsUrl: string, db: { url: string; name: string },
     // recalculates num_pending, which on a shuffled backlog stalls the pending pull for seconds
     // (fixed upstream in 2.9.15), so the bench asks only at the end.
     // The consumer starts before it reports ready: what it settled by then is not timed.
-    const before = await settledBy(metrics);
+    const first = await scrapeMetrics(metrics);
+    const before = settledIn(first);
+    console.log(`    memory at ready (its consumer already applying): RSS ${mb(ready.rss)} MB (anonymous ${mb(ready.anon)}, file ${mb(ready.file)}); ${memoryDetail(first)}`);
     let last = 0;
+    let topSeen = 0;
     await waitFor(
       async () => {
-        const settled = await settledBy(metrics);
+        const samples = await scrapeMetrics(metrics);
+        const settled = settledIn(samples);
+        if (top.rss > topSeen) {
+          topSeen = top.rss;
+          topDetail = `${((top.at - started) / 1000).toFixed(1)} s in, ${fmt(settled)} settled: ${memoryDetail(samples)}`;
+        }
+        if (MEMORY_TRACE) {
+          const now = await residentSplit(child.process.pid!);
+          console.log(`    ${((Date.now() - started) / 1000).toFixed(1)} s: RSS ${mb(now.rss)} MB (anonymous ${mb(now.anon)}), ${memoryDetail(samples)}`);
+        }
         if (settled - last >= 200_000) {
           last = settled;
           console.log(`    applied ${fmt(settled)} / ${fmt(total)} (${fmt((settled - before) / ((Date.now() - started) / 1000))} events/s)`);
@@ -108,6 +162,11 @@ async function runProjection(natsUrl: string, db: { url: string; name: string },
     const seconds = (Date.now() - started) / 1000;
     const cpu = await meter.stop();
     const memory = await residentMemory(child);
+    // Caught up: what it keeps once idle again (a scavenge or two may still be due).
+    await new Promise((r) => setTimeout(r, 2000));
+    const idle = await residentSplit(child.process.pid!);
+    console.log(`    memory: peak RSS ${mb(memory.peak)} MB; highest sample ${mb(top.rss)} MB (anonymous ${mb(top.anon)}, file ${mb(top.file)}) ${topDetail}`);
+    console.log(`    memory idle after catching up: RSS ${mb(idle.rss)} MB (anonymous ${mb(idle.anon)}); ${memoryDetail(await scrapeMetrics(metrics))}`);
     const inspector = await NatsClient.connect({ servers: [natsUrl], name: 'bench-inspector' });
     const info = await inspector.manager.consumers.info(Streams.events, Durables.reportingProjection);
     if (info.num_pending !== 0 || info.num_ack_pending !== 0) throw new Error(`not caught up: ${info.num_pending} pending, ${info.num_ack_pending} unacked`);
@@ -136,6 +195,8 @@ async function runProjection(natsUrl: string, db: { url: string; name: string },
     console.log(`    (start-up took ${((started - launched) / 1000).toFixed(1)} s more)`);
     return { rate: (total - before) / seconds, seconds, cpu, rows: { ...rows, deadLetters }, maxRssMb: memory.peak / 2 ** 20, timed: total - before };
   } finally {
+    sampling = false;
+    await sampler;
     await child.stop();
     if (PROFILE_DIR) console.log(`    CPU profile: ${join(PROFILE_DIR, `projection-${workload}.cpuprofile`)}`);
   }
