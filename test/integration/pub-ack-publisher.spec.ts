@@ -1,7 +1,8 @@
 import { DiscardPolicy, JetStreamApiError, StorageType } from '@nats-io/jetstream';
 import { ClosedConnectionError, NoRespondersError, TimeoutError } from '@nats-io/transport-node';
-import { NatsClient, PubAckPublisher } from '#libs/nats';
-import { startNats, type TestNats } from '../support/index.js';
+import { Streams } from '#libs/contracts';
+import { NatsClient, PubAckPublisher, ensureStreams } from '#libs/nats';
+import { startNats, startSecuredNats, type TestNats } from '../support/index.js';
 
 /**
  * PubAckPublisher against a real nats-server: the PubAck of each publish through the one reply
@@ -119,5 +120,23 @@ it('rejects the publishes waiting for their PubAck when the connection closes', 
     await expect(own.pubAcks.publish('puback.closed', data(2), { msgID: 'closed-2', timeout: 1000 })).rejects.toBeInstanceOf(ClosedConnectionError);
   } finally {
     nats.signal('SIGCONT');
+  }
+});
+
+it("gets its PubAcks on the user's own inbox prefix under deploy/nats/users.conf", async () => {
+  const secured = await startSecuredNats();
+  const clients: NatsClient[] = [];
+  try {
+    const owner = await NatsClient.connect({ servers: [secured.url], name: 'reporting-projection', identity: secured.credentials('reporting-projection') });
+    clients.push(owner);
+    await ensureStreams(owner.manager);
+    // The gateway may subscribe to _INBOX_gateway.> only: the reply subscription must be under it.
+    const gateway = await NatsClient.connect({ servers: [secured.url], name: 'gateway', identity: secured.credentials('gateway') });
+    clients.push(gateway);
+    const ack = await gateway.pubAcks.publish('events.recommendation.shown', data(1), { msgID: 'secured-1', timeout: 2000 });
+    expect(ack).toEqual({ stream: Streams.events, seq: expect.any(Number), duplicate: false });
+  } finally {
+    for (const c of clients) await c.drain();
+    await secured.stop();
   }
 });
