@@ -1,4 +1,5 @@
 export { NatsClient } from './nats-client.js';
+export { PubAckPublisher, type PubAckPublishOptions } from './pub-ack-publisher.js';
 export { natsAuthOptions } from '#libs/nats-auth';
 export {
   ensureStreams,

@@ -138,7 +138,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   private async publish(event: OutboxEvent, path: PublishPath): Promise<boolean> {
     try {
-      await this.nats.jetstream.publish(event.subject, this.encoder.encode(JSON.stringify(event.payload)), {
+      await this.nats.pubAcks.publish(event.subject, this.encoder.encode(JSON.stringify(event.payload)), {
         msgID: event.event_id,
         timeout: this.publishTimeoutMs,
       });

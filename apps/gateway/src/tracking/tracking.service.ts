@@ -195,7 +195,7 @@ export class TrackingService {
   private async publish(kind: TrackingKind, event: TrackingEvent, requestId: string): Promise<'published' | 'duplicate' | 'deferred'> {
     const subject = trackingSubject(kind);
     try {
-      const ack = await this.nats.jetstream.publish(subject, this.encoder.encode(JSON.stringify(event)), {
+      const ack = await this.nats.pubAcks.publish(subject, this.encoder.encode(JSON.stringify(event)), {
         msgID: event.event_id,
         timeout: TRACKING_PUBLISH_TIMEOUT_MS,
       });
