@@ -22,7 +22,10 @@ export function createRecommendationsDataSource(url: string, poolSize: number, a
     schema: RECOMMENDATIONS_SCHEMA,
     entities: [AdEntity, RecommendationRequestEntity, RecommendationEntity, RecommendationOutboxEntity],
     migrations: [
-      RecommendationsInitial1764460800000, RecommendationsSearchVectorMetadata1764547200000, RecommendationsAdTerms1764633600000, RecommendationsTermWeightInline1764720000000,
+      RecommendationsInitial1764460800000,
+      RecommendationsSearchVectorMetadata1764547200000,
+      RecommendationsAdTerms1764633600000,
+      RecommendationsTermWeightInline1764720000000,
       RecommendationsRecordedRowsLean1764806400000,
       RecommendationsAdTermWeights1764892800000,
       RecommendationsWordIndexPlannedPerWrite1764979200000,

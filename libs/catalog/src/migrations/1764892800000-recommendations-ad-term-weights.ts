@@ -12,6 +12,10 @@ export const FORGET_WEIGHTS = `
 export const LEARN_WEIGHTS = `
     INSERT INTO recommendations.ad_term_weights (ad_id, lexemes, weights) ${weightsOf('new_ads')};`;
 
+/** What the UPDATE and DELETE triggers do with the words of old_ads, and what UPDATE and INSERT do with those of new_ads: every table of the word index. */
+export const FORGET_ALL = `${FORGET}${FORGET_WEIGHTS}`;
+export const LEARN_ALL = `${LEARN}${LEARN_WEIGHTS}`;
+
 const FILL = `INSERT INTO recommendations.ad_term_weights (ad_id, lexemes, weights) ${weightsOf('recommendations.ads')}`;
 
 /**
@@ -38,9 +42,9 @@ export const RecommendationsAdTermWeights1764892800000 = sqlMigration(
        lexemes text[] NOT NULL,
        weights real[] NOT NULL CHECK (cardinality(weights) = cardinality(lexemes))
      )`,
-    triggerFunction('INSERT', `${LEARN}${LEARN_WEIGHTS}`, 'CREATE OR REPLACE'),
-    triggerFunction('UPDATE', `${FORGET}${FORGET_WEIGHTS}\n${LEARN}${LEARN_WEIGHTS}`, 'CREATE OR REPLACE'),
-    triggerFunction('DELETE', `${FORGET}${FORGET_WEIGHTS}`, 'CREATE OR REPLACE'),
+    triggerFunction('INSERT', LEARN_ALL, 'CREATE OR REPLACE'),
+    triggerFunction('UPDATE', `${FORGET_ALL}\n${LEARN_ALL}`, 'CREATE OR REPLACE'),
+    triggerFunction('DELETE', FORGET_ALL, 'CREATE OR REPLACE'),
     FILL,
   ],
   [

@@ -1,10 +1,6 @@
 import { sqlMigration } from '#libs/database';
-import { FORGET, LEARN, triggerFunction } from './1764633600000-recommendations-ad-terms.js';
-import { FORGET_WEIGHTS, LEARN_WEIGHTS } from './1764892800000-recommendations-ad-term-weights.js';
-
-/** What the UPDATE and DELETE triggers do with the words of old_ads, and what UPDATE and INSERT do with those of new_ads. */
-const FORGET_ALL = `${FORGET}${FORGET_WEIGHTS}`;
-const LEARN_ALL = `${LEARN}${LEARN_WEIGHTS}`;
+import { triggerFunction } from './1764633600000-recommendations-ad-terms.js';
+import { FORGET_ALL, LEARN_ALL } from './1764892800000-recommendations-ad-term-weights.js';
 
 /**
  * The statements of `body`, word for word, each run by EXECUTE: planned at each run of the
