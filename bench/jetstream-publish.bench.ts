@@ -13,7 +13,7 @@
 import { StorageType, type PubAck } from '@nats-io/jetstream';
 import { NatsClient } from '#libs/nats';
 import { startNats } from '../test/support/index.js';
-import { fmt, machine, setting } from './support.js';
+import { fmt, machine, median, setting } from './support.js';
 
 const MESSAGES = setting('MESSAGES', 20000);
 const ROUNDS = setting('ROUNDS', 6);
@@ -25,11 +25,6 @@ interface Round {
   cpuMicros: number;
   seconds: number;
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-};
 
 async function main(): Promise<void> {
   console.log(machine());

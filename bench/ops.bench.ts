@@ -21,17 +21,12 @@ import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { newTestDatabase, startNats } from '../test/support/index.js';
-import { fmt, machine, setting } from './support.js';
+import { fmt, machine, median, setting } from './support.js';
 
 const RUNS = setting('RUNS', 7);
 const KEYS = setting('KEYS', 1000);
 const CLI = resolve('dist/apps/ops/src/main.js');
 const SAMPLE_CATALOG = resolve('catalog/sample-catalog.json');
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 // Writes the process's CPU time (µs, user + system) on file descriptor 3 when it exits.
 const CPU_REPORT = `data:text/javascript,${encodeURIComponent(

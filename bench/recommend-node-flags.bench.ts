@@ -22,7 +22,7 @@ import { REDIS_URL, freePort, newTestDatabase, startNats } from '../test/support
 import { prng } from '../test/support/prng.js';
 import { CATEGORY_NAMES, questionAbout } from './catalog-generator.js';
 import { loadCatalog } from './catalog-load.js';
-import { autocannon, cpuOf, residentMemory, startChild, waitForHttp, type Child } from './harness.js';
+import { autocannon, cpuOf, metricSum, residentMemory, scrapeMetrics, startChild, waitForHttp, type Child } from './harness.js';
 import { machine, setting } from './support.js';
 
 const SIZE = setting('SIZE', 100_000);
@@ -47,8 +47,8 @@ interface SideProcesses {
 
 /** The replica's answers so far, whatever their outcome (its /metrics). */
 async function answered(port: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  return [...text.matchAll(/^weave_recommendations_answers_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  // No sample before the first answer: none so far.
+  return metricSum(await scrapeMetrics(`http://127.0.0.1:${port}/metrics`), 'weave_recommendations_answers_total') || 0;
 }
 
 async function main() {

@@ -26,6 +26,11 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** The middle value (the upper one of an even count), as percentile(…, 50) of the sorted values. */
+export function median(values: number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 50);
+}
+
 export const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** A numeric setting of a benchmark: the environment variable `name`, or `fallback` when it is not set. */
