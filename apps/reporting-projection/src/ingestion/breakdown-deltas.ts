@@ -2,10 +2,6 @@ import type { RecommendationEventDto } from '#libs/contracts';
 import { Level, type RecommendationFacts } from '../rules/counting.js';
 import { arrayLiteral, textArrayLiteral } from '#libs/database';
 
-/** What a breakdown splits the figures by (DESIGN §9). */
-export const BREAKDOWN_DIMENSIONS = ['ad', 'product'] as const;
-export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
-
 /** The stored id of "unattributed" (a primary-key column cannot be null); served as null. */
 export const UNATTRIBUTED = '';
 
