@@ -60,25 +60,24 @@ async function synthesize(url: string, now: number): Promise<void> {
       [lastHour],
     );
     const { rowCount } = await client.query(
-      `INSERT INTO reporting.breakdown_rollup (agent_id, traffic, dimension, bucket, id, exposures, clicks, engagements, conversions, earnings_micros)
-       SELECT $1, 'live', dimension, bucket, id, sum(e), sum(e / 3), sum(e / 9), sum(e / 12), sum((e / 3) * 250000 + i)
-         FROM (SELECT d.dimension, $2::timestamptz - ((i * 7 + k * 13) % (89 * 24)) * interval '1 hour' AS bucket,
-                      CASE WHEN d.dimension = 'ad' THEN 'ad_' || lpad(i::text, 6, '0') ELSE 'prod_' || lpad((i % 5000)::text, 5, '0') END AS id,
+      `INSERT INTO reporting.breakdown_pair (agent_id, traffic, bucket, ad_id, product_id, exposures, clicks, engagements, conversions, earnings_micros)
+       SELECT $1, 'live', bucket, ad_id, product_id, sum(e), sum(e / 3), sum(e / 9), sum(e / 12), sum((e / 3) * 250000 + i)
+         FROM (SELECT $2::timestamptz - ((i * 7 + k * 13) % (89 * 24)) * interval '1 hour' AS bucket,
+                      'ad_' || lpad(i::text, 6, '0') AS ad_id, 'prod_' || lpad((i % 5000)::text, 5, '0') AS product_id,
                       1 + (i * 7) % 13 AS e, i
-                 FROM generate_series(0, $3::int - 1) i CROSS JOIN LATERAL generate_series(0, CASE WHEN i % 3 = 0 THEN 1 ELSE 0 END) k
-                CROSS JOIN (VALUES ('ad'), ('product')) d(dimension)) x
-        GROUP BY dimension, bucket, id`,
+                 FROM generate_series(0, $3::int - 1) i CROSS JOIN LATERAL generate_series(0, CASE WHEN i % 3 = 0 THEN 1 ELSE 0 END) k) x
+        GROUP BY bucket, ad_id, product_id`,
       [AGENT, lastHour, ADS],
     );
-    console.log(`  breakdown_rollup: ${fmt(rowCount ?? 0)} rows (${fmt(ADS)} ads, a third of them in two hours; products of 5,000)`);
+    console.log(`  breakdown_pair: ${fmt(rowCount ?? 0)} rows (${fmt(ADS)} ads, a third of them in two hours; each ad of one of 5,000 products)`);
     for (const grain of ['hour', 'day']) {
       await client.query(
         `INSERT INTO reporting.rollup_${grain} (agent_id, traffic, bucket, ${COUNTERS})
          SELECT agent_id, traffic, date_trunc('${grain}', bucket), sum(exposures), sum(clicks), sum(engagements), sum(conversions), sum(earnings_micros), 0, 0, 0
-           FROM reporting.breakdown_rollup WHERE dimension = 'ad' GROUP BY 1, 2, 3`,
+           FROM reporting.breakdown_pair GROUP BY 1, 2, 3`,
       );
     }
-    await client.query('VACUUM (ANALYZE) reporting.breakdown_rollup, reporting.rollup_hour, reporting.rollup_day');
+    await client.query('VACUUM (ANALYZE) reporting.breakdown_pair, reporting.rollup_hour, reporting.rollup_day');
     console.log(`  rollup_hour and rollup_day summed from them; synthesized and vacuumed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     await client.end();
@@ -137,12 +136,12 @@ async function ingestCost(): Promise<void> {
     const sizes: { table: string; rows: string; bytes: string }[] = await dataSource.query(
       `SELECT p.relname AS table, sum(c.reltuples)::bigint AS rows, sum(pg_total_relation_size(c.oid))::bigint AS bytes
          FROM pg_class p LEFT JOIN pg_inherits i ON i.inhparent = p.oid JOIN pg_class c ON c.oid = COALESCE(i.inhrelid, p.oid)
-        WHERE p.relnamespace = 'reporting'::regnamespace AND p.relname IN ('breakdown_rollup', 'rollup_minute', 'rollup_hour', 'rollup_day', 'recommendation') AND p.relkind IN ('r', 'p')
+        WHERE p.relnamespace = 'reporting'::regnamespace AND p.relname IN ('breakdown_pair', 'rollup_minute', 'rollup_hour', 'rollup_day', 'recommendation') AND p.relkind IN ('r', 'p')
         GROUP BY p.relname ORDER BY p.relname`,
     );
     await dataSource.query('ANALYZE');
     const counts: { table: string; rows: string }[] = await dataSource.query(
-      `SELECT 'breakdown_rollup' AS table, count(*) AS rows FROM reporting.breakdown_rollup UNION ALL SELECT 'rollup_minute', count(*) FROM reporting.rollup_minute
+      `SELECT 'breakdown_pair' AS table, count(*) AS rows FROM reporting.breakdown_pair UNION ALL SELECT 'rollup_minute', count(*) FROM reporting.rollup_minute
        UNION ALL SELECT 'rollup_hour', count(*) FROM reporting.rollup_hour UNION ALL SELECT 'rollup_day', count(*) FROM reporting.rollup_day
        UNION ALL SELECT 'recommendation', count(*) FROM reporting.recommendation`,
     );

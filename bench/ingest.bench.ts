@@ -180,9 +180,9 @@ async function runProjection(natsUrl: string, db: { url: string; name: string },
                 (SELECT count(*) FROM reporting.accounting_entry) AS entries,
                 (SELECT count(*) FROM reporting.rollup_minute) AS minute_rows,
                 (SELECT count(*) FROM reporting.rollup_hour) AS hour_rows,
-                (SELECT count(*) FROM reporting.breakdown_rollup) AS breakdown_rows,
+                (SELECT count(*) FROM reporting.breakdown_pair) + (SELECT count(*) FROM reporting.breakdown_rollup) AS breakdown_rows,
                 (SELECT coalesce(sum(pg_total_relation_size(i.inhrelid)), 0) FROM pg_inherits i
-                  WHERE i.inhparent = 'reporting.breakdown_rollup'::regclass) AS breakdown_bytes,
+                  WHERE i.inhparent IN ('reporting.breakdown_pair'::regclass, 'reporting.breakdown_rollup'::regclass)) AS breakdown_bytes,
                 (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c
                   WHERE c.relnamespace = 'reporting'::regnamespace AND c.relkind IN ('r', 'm')) AS store_bytes`,
       )
@@ -190,7 +190,7 @@ async function runProjection(natsUrl: string, db: { url: string; name: string },
     await client.end();
     console.log(`    store: ${fmt(Number(rows.store_bytes) / total)} bytes per event (every table and partition of the reporting schema, \`ops storage\`)`);
     console.log(
-      `    breakdowns (by ad and product): ${fmt(Number(rows.breakdown_rows))} rollup rows, ${(Number(rows.breakdown_rows) / total).toFixed(3)} rows and ${fmt(Number(rows.breakdown_bytes) / total)} bytes per event (included above)`,
+      `    breakdowns (by ad and product): ${fmt(Number(rows.breakdown_rows))} rollup rows (one per (ad, product) pair and hour), ${(Number(rows.breakdown_rows) / total).toFixed(3)} rows and ${fmt(Number(rows.breakdown_bytes) / total)} bytes per event (included above)`,
     );
     console.log(`    (start-up took ${((started - launched) / 1000).toFixed(1)} s more)`);
     return { rate: (total - before) / seconds, seconds, cpu, rows: { ...rows, deadLetters }, maxRssMb: memory.peak / 2 ** 20, timed: total - before };

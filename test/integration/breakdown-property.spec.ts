@@ -155,7 +155,7 @@ describe('breakdown property: any arrival order gives the reference breakdown, s
   it('matches the reference for every platform, traffic, range, dimension and sort', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
-        for (const table of ['recommendation', 'accounting_entry', 'rollup_minute', 'rollup_hour', 'rollup_day', 'breakdown_rollup', 'platform_timezone']) {
+        for (const table of ['recommendation', 'accounting_entry', 'rollup_minute', 'rollup_hour', 'rollup_day', 'breakdown_rollup', 'breakdown_pair', 'platform_timezone']) {
           await dataSource.query(`DELETE FROM reporting.${table}`);
         }
         for (const [agent, zone] of Object.entries(s.zones)) await dataSource.query(`INSERT INTO reporting.platform_timezone VALUES ($1, $2, now())`, [agent, zone]);

@@ -94,7 +94,7 @@ it('carries every row of the previous layout over, each in the weekly partition 
     `SELECT c.relname FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partrelid
       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'reporting' ORDER BY 1`,
   );
-  expect(partitioned.map((r) => r.relname)).toEqual(['accounting_entry', 'breakdown_rollup', 'recommendation', 'rollup_minute', 'rollup_quarter']);
+  expect(partitioned.map((r) => r.relname)).toEqual(['accounting_entry', 'breakdown_pair', 'breakdown_rollup', 'recommendation', 'rollup_minute', 'rollup_quarter']);
   // Each row sits in the partition named by the Monday (UTC) of its creation time.
   const placed: { partition: string; created_at: Date }[] = await dataSource.query(
     `SELECT tableoid::regclass::text AS partition, created_at FROM reporting.recommendation`,
@@ -118,7 +118,7 @@ it('makes the current week and the next ones ahead of time, and a week a batch n
       )[0].n,
     );
   const initially = await count('rollup_minute');
-  // Three weeks of each partitioned table (breakdown_rollup's by reporting.ensure_breakdown_partitions).
+  // Three weeks of each partitioned table (breakdown_pair's by reporting.ensure_breakdown_partitions; the legacy breakdown_rollup gets no new week).
   expect(await partitions.ensureAhead()).toBe(3 * 4);
   expect(await count('rollup_minute')).toBe(initially + 3);
   expect(await partitions.ensureAhead()).toBe(0);

@@ -4,6 +4,7 @@ import { ReportingSeries1795740000001 } from './migrations/1795740000001-reporti
 import { ReportingPartitioned1795800000000 } from './migrations/1795800000000-reporting-partitioned.js';
 import { ReportingQuarterRollups1795910000000 } from './migrations/1795910000000-reporting-quarter-rollups.js';
 import { ReportingBreakdowns1795920000000 } from './migrations/1795920000000-reporting-breakdowns.js';
+import { ReportingBreakdownPairs1795930000000 } from './migrations/1795930000000-reporting-breakdown-pairs.js';
 
 export const REPORTING_SCHEMA = 'reporting';
 
@@ -12,7 +13,7 @@ export function createReportingDataSource(url: string, poolSize: number) {
     url,
     schema: REPORTING_SCHEMA,
     entities: [],
-    migrations: [ReportingInitial1764115200000, ReportingSeries1795740000001, ReportingPartitioned1795800000000, ReportingQuarterRollups1795910000000, ReportingBreakdowns1795920000000],
+    migrations: [ReportingInitial1764115200000, ReportingSeries1795740000001, ReportingPartitioned1795800000000, ReportingQuarterRollups1795910000000, ReportingBreakdowns1795920000000, ReportingBreakdownPairs1795930000000],
     poolSize,
     applicationName: 'reporting-projection',
   });

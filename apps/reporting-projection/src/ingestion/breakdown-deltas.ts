@@ -2,10 +2,6 @@ import type { RecommendationEventDto } from '#libs/contracts';
 import { Level, type RecommendationFacts } from '../rules/counting.js';
 import { arrayLiteral, textArrayLiteral } from '#libs/database';
 
-/** What a breakdown splits the figures by (DESIGN §9). */
-export const BREAKDOWN_DIMENSIONS = ['ad', 'product'] as const;
-export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
-
 /** The stored id of "unattributed" (a primary-key column cannot be null); served as null. */
 export const UNATTRIBUTED = '';
 
@@ -44,16 +40,15 @@ export function sameAttribution(a: Attribution, b: Attribution): boolean {
   return (a.adId ?? null) === (b.adId ?? null) && (a.productId ?? null) === (b.productId ?? null);
 }
 
-function idOf(state: Attribution, dimension: BreakdownDimension): string {
-  return (dimension === 'ad' ? state.adId : state.productId) || UNATTRIBUTED;
-}
+const attributed = (id: string | null | undefined): string => id || UNATTRIBUTED;
 
+/** One row of the breakdown rollup: a recommendation's figures under its (ad, product) pair; '' for either unattributed. */
 export interface BreakdownRow {
   agentId: string;
   traffic: string;
-  dimension: BreakdownDimension;
   bucketMs: number;
-  id: string;
+  adId: string;
+  productId: string;
   figures: BreakdownFigures;
 }
 
@@ -62,11 +57,13 @@ type Known = RecommendationFacts & Attribution & { agentId: string | null; traff
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * The breakdown rollup deltas of a batch, per (agent, traffic, dimension, hour, id): a changed
- * recommendation takes its previous contribution out of the row of its previous ids and puts its
- * new one into the row of its new ids. So a level change moves figures within one row, and a late
- * `generated` moves the whole contribution from the unattributed row to its ad's, in the same
- * transaction as the rest of the batch.
+ * The breakdown rollup deltas of a batch, per (agent, traffic, hour, ad, product): a changed
+ * recommendation takes its previous contribution out of the row of its previous (ad, product) pair
+ * and puts its new one into the row of its new pair. So a level change moves figures within one
+ * row, and a late `generated` moves the whole contribution from ('', '') (or (ad, '')…) to its
+ * attributed pair, in the same transaction as the rest of the batch. The ad breakdown sums these
+ * rows per ad, the product breakdown the same rows per product: one row per changed
+ * recommendation instead of one per dimension.
  */
 export class BreakdownDeltas {
   private readonly rows = new Map<string, BreakdownRow>();
@@ -79,24 +76,22 @@ export class BreakdownDeltas {
   move(before: Known, after: Known, was: BreakdownFigures | null, now: BreakdownFigures): void {
     if (after.agentId === null || after.traffic === null || after.createdAtMs === null) return;
     const bucketMs = Math.floor(after.createdAtMs / BREAKDOWN_BUCKET_MS) * BREAKDOWN_BUCKET_MS;
-    const prefix = `${after.agentId}\u0000${after.traffic}\u0000${bucketMs}\u0000`;
-    for (const dimension of BREAKDOWN_DIMENSIONS) {
-      const id = idOf(after, dimension);
-      if (was && idOf(before, dimension) !== id) {
-        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, idOf(before, dimension), null, was);
-        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, id, now, null);
-      } else {
-        // The same row before and after: one lookup, the difference added.
-        this.add(prefix, after.agentId, after.traffic, dimension, bucketMs, id, now, was);
-      }
+    const adId = attributed(after.adId);
+    const productId = attributed(after.productId);
+    if (was && (attributed(before.adId) !== adId || attributed(before.productId) !== productId)) {
+      this.add(after.agentId, after.traffic, bucketMs, attributed(before.adId), attributed(before.productId), null, was);
+      this.add(after.agentId, after.traffic, bucketMs, adId, productId, now, null);
+    } else {
+      // The same row before and after: one lookup, the difference added.
+      this.add(after.agentId, after.traffic, bucketMs, adId, productId, now, was);
     }
   }
 
-  private add(prefix: string, agentId: string, traffic: string, dimension: BreakdownDimension, bucketMs: number, id: string, plus: BreakdownFigures | null, minus: BreakdownFigures | null): void {
-    const key = prefix + dimension + '\u0000' + id;
+  private add(agentId: string, traffic: string, bucketMs: number, adId: string, productId: string, plus: BreakdownFigures | null, minus: BreakdownFigures | null): void {
+    const key = `${agentId}\u0000${traffic}\u0000${bucketMs}\u0000${adId}\u0000${productId}`;
     let row = this.rows.get(key);
     if (!row) {
-      row = { agentId, traffic, dimension, bucketMs, id, figures: { exposures: 0, clicks: 0, engagements: 0, conversions: 0, earnings_micros: 0 } };
+      row = { agentId, traffic, bucketMs, adId, productId, figures: { exposures: 0, clicks: 0, engagements: 0, conversions: 0, earnings_micros: 0 } };
       this.rows.set(key, row);
     }
     const figures = row.figures;
@@ -116,7 +111,7 @@ export class BreakdownDeltas {
     }
   }
 
-  /** Non-zero rows sorted by the primary key (agent, traffic, dimension, bucket, id): the lock order. */
+  /** Non-zero rows sorted by the primary key (agent, traffic, bucket, ad, product): the lock order. */
   sorted(): BreakdownRow[] {
     return [...this.rows.values()]
       .filter((row) => BREAKDOWN_FIGURES.some((name) => row.figures[name] !== 0))
@@ -124,9 +119,9 @@ export class BreakdownDeltas {
         (a, b) =>
           byCodeUnit(a.agentId, b.agentId) ||
           byCodeUnit(a.traffic, b.traffic) ||
-          byCodeUnit(a.dimension, b.dimension) ||
           a.bucketMs - b.bucketMs ||
-          byCodeUnit(a.id, b.id),
+          byCodeUnit(a.adId, b.adId) ||
+          byCodeUnit(a.productId, b.productId),
       );
   }
 
@@ -135,9 +130,9 @@ export class BreakdownDeltas {
     return [
       textArrayLiteral(rows.map((r) => r.agentId)),
       textArrayLiteral(rows.map((r) => r.traffic)),
-      textArrayLiteral(rows.map((r) => r.dimension)),
       arrayLiteral(rows.map((r) => new Date(r.bucketMs).toISOString())),
-      textArrayLiteral(rows.map((r) => r.id)),
+      textArrayLiteral(rows.map((r) => r.adId)),
+      textArrayLiteral(rows.map((r) => r.productId)),
       ...BREAKDOWN_FIGURES.map((name) => arrayLiteral(rows.map((r) => r.figures[name]))),
     ];
   }

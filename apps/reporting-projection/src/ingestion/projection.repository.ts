@@ -231,9 +231,9 @@ const ROLLUPS_UPSERT = `WITH d AS (
   ), day AS (
     ${coarser('day')}
   ), breakdown AS (
-    INSERT INTO reporting.breakdown_rollup AS t (agent_id, traffic, dimension, bucket, id, ${BREAKDOWN_FIGURES.join(', ')})
-    SELECT * FROM unnest(${['text', 'text', 'text', 'timestamptz', 'text', ...BREAKDOWN_FIGURES.map(() => 'bigint')].map((type, i) => `$${i + 13}::${type}[]`).join(', ')})
-    ON CONFLICT (agent_id, traffic, dimension, bucket, id) DO UPDATE SET ${BREAKDOWN_FIGURES.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}
+    INSERT INTO reporting.breakdown_pair AS t (agent_id, traffic, bucket, ad_id, product_id, ${BREAKDOWN_FIGURES.join(', ')})
+    SELECT * FROM unnest(${['text', 'text', 'timestamptz', 'text', 'text', ...BREAKDOWN_FIGURES.map(() => 'bigint')].map((type, i) => `$${i + 13}::${type}[]`).join(', ')})
+    ON CONFLICT (agent_id, traffic, bucket, ad_id, product_id) DO UPDATE SET ${BREAKDOWN_FIGURES.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}
   )
   DELETE FROM reporting.recommendation_lock WHERE recommendation_id = ANY($23::text[])`;
 
@@ -255,7 +255,7 @@ function rollupColumns(minute: RollupRow[], quarter: RollupRow[]): unknown[] {
  *
  * Lock order (the same in every replica, so concurrent batches never deadlock): recommendation
  * locks sorted by id, then accounting entries by id, then rollup rows sorted by
- * (agent, traffic, bucket) and breakdown rollup rows by their key, all in one statement whose
+ * (agent, traffic, bucket) and breakdown rollup rows by their key (agent, traffic, bucket, ad, product), all in one statement whose
  * sub-statements run in the same order in every transaction (ROLLUPS_UPSERT), then watermarks.
  */
 @Injectable()

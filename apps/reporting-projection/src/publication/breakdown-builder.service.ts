@@ -6,7 +6,7 @@ import { reportPeriod, type Period } from '../rules/periods.js';
 import { BREAKDOWN_TOP, type BreakdownScopeRef, type BreakdownSnapshot } from './breakdown-snapshot.js';
 import { DEFAULT_TIMEZONE, reportingTimezones } from './reporting-timezones.js';
 
-/** The hour-aligned middle of a period (from breakdown_rollup) and its edges shorter than an hour (from the per-recommendation state). */
+/** The hour-aligned middle of a period (from breakdown_pair and breakdown_rollup) and its edges shorter than an hour (from the per-recommendation state). */
 export interface BreakdownParts {
   /** Rollup buckets in [from, to); from null: from the first. */
   rollup: { from: Date | null; to: Date } | null;
@@ -62,13 +62,21 @@ const FIGURES_SQL = `sum(exposures)::bigint AS exposures, sum(clicks)::bigint AS
   sum(conversions)::bigint AS conversions, sum(earnings_micros)::bigint AS earnings_micros`;
 
 /**
- * One scope's breakdown in one statement: the hours of breakdown_rollup and the edges' recommendations
+ * One scope's breakdown in one statement: the hours of breakdown_pair (its rows taken by the
+ * dimension's id) and of the legacy, read-only breakdown_rollup (its rows of the dimension: the
+ * history written before the pair rows, which later changes of the same recommendations correct
+ * through the pair rows), and the edges' recommendations
  * (their contribution as rules/counting.ts contributionOf computes it), summed per id; ids whose
  * five figures are all zero are not rows. Each row carries the totals (a window over all ids) and
  * its rank under each sort key; only rows within the first BREAKDOWN_TOP of some key come back.
  */
 const BREAKDOWN_SQL = `
   WITH parts AS (
+    SELECT CASE WHEN $3 = 'ad' THEN ad_id ELSE product_id END AS id, exposures, clicks, engagements, conversions, earnings_micros
+      FROM reporting.breakdown_pair
+     WHERE agent_id = $1 AND traffic = $2 AND $4::boolean
+       AND bucket < $6::timestamptz AND ($5::timestamptz IS NULL OR bucket >= $5::timestamptz)
+    UNION ALL
     SELECT id, exposures, clicks, engagements, conversions, earnings_micros
       FROM reporting.breakdown_rollup
      WHERE agent_id = $1 AND traffic = $2 AND dimension = $3 AND $4::boolean
