@@ -6,10 +6,10 @@ import {
   RECOMMEND_MIN_LATENCY_BUDGET_MS,
   RpcSubjects,
   type RankedRecommendation,
-  type RecommendRequest,
   type RecommendResult,
   type RpcReply,
 } from '#libs/contracts';
+import type { RecommendRequest } from '#libs/recommend-request';
 import { expectProblem, identityOf, seedPlatform, startGateway, useTestStack } from '../support/index.js';
 
 /**

@@ -13,8 +13,8 @@ import {
   RpcSubjects,
   Streams,
   type RankedRecommendation,
-  type RecommendRequest,
 } from '#libs/contracts';
+import type { RecommendRequest } from '#libs/recommend-request';
 import { STREAM_CONFIGS } from '#libs/nats';
 import { redisKeyPrefix } from '../../apps/gateway/src/rate-limit/rate-limit.store.js';
 import { GENERATED_TRACKING_SECRET } from '../../apps/gateway/src/tracking/tracking-secrets.provider.js';

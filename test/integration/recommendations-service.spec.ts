@@ -10,9 +10,9 @@ import {
   RecommendationEventDto,
   RpcSubjects,
   Streams,
-  type RecommendRequest,
   type RecommendResult,
 } from '#libs/contracts';
+import type { RecommendRequest } from '#libs/recommend-request';
 import { initializeDatabase } from '#libs/database';
 import type { ClientProxy } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';

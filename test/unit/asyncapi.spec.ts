@@ -8,6 +8,7 @@ import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync } from 'class-validator';
 import YAML from 'yaml';
 import * as contracts from '#libs/contracts';
+import * as recommendRequest from '#libs/recommend-request';
 import {
   BroadcastSubjects,
   DeadLetterHeaders,
@@ -119,10 +120,13 @@ function subjectsInDocument(): string[] {
   });
 }
 
-/** DTO classes exported by libs/contracts: every class with class-validator metadata. */
+/**
+ * DTO classes exported by libs/contracts and libs/recommend-request (the recommend request, apart
+ * because it carries OpenAPI decorators): every class with class-validator metadata.
+ */
 function dtoClasses(): Map<string, new () => object> {
   const classes = new Map<string, new () => object>();
-  for (const [name, value] of Object.entries(contracts)) {
+  for (const [name, value] of Object.entries({ ...contracts, ...recommendRequest })) {
     if (typeof value !== 'function' || !/^class\s/.test(Function.prototype.toString.call(value))) continue;
     const metadata = getMetadataStorage().getTargetValidationMetadatas(value as new () => object, '', true, false);
     if (metadata.length > 0) classes.set(name, value as new () => object);

@@ -2,14 +2,8 @@ import 'reflect-metadata';
 import fc from 'fast-check';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import {
-  RECOMMEND_DEFAULT_LATENCY_BUDGET_MS,
-  RecommendHttpBodyDto,
-  RecommendRequestDto,
-  fastCheckOf,
-  passesRecommendHttpBodyFastCheck,
-  passesRecommendRequestFastCheck,
-} from '#libs/contracts';
+import { RECOMMEND_DEFAULT_LATENCY_BUDGET_MS, fastCheckOf } from '#libs/contracts';
+import { RecommendHttpBodyDto, RecommendRequestDto, passesRecommendHttpBodyFastCheck, passesRecommendRequestFastCheck } from '#libs/recommend-request';
 
 /**
  * The recommend pre-checks let the gateway's HTTP pipe and the service's RPC pipe skip

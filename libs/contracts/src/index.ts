@@ -16,6 +16,4 @@ export * from './payouts-requests.dto.js';
 export * from './payouts-requests.fast-check.js';
 export * from './payouts-replies.js';
 export * from './recommendations.dto.js';
-export * from './recommendations.validation.js';
-export * from './recommendations.fast-check.js';
 export * from './breakdown.dto.js';

@@ -2,7 +2,7 @@
  * Recommendation path contracts (issue 5): the reply of the recommendations service, the answer
  * of `POST /agent/recommend` and the tracking token the gateway signs into `exposure_url` /
  * `click_url`. The HTTP body and the request of `recommendations.v1.recommend` are DTO classes
- * (recommendations.validation.ts).
+ * (libs/recommend-request).
  *
  * The gateway validates the HTTP body and resolves the caller's platform and traffic from the API
  * key; the service never sees the key and trusts only `agent_id` / `traffic` from the gateway.

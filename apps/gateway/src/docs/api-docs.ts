@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { ApiExcludeController, DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { HealthController } from '#libs/observability';
 import { problemExample, problemResponse } from './problem-responses.js';
 
 /** Name of the security scheme of the platform API key (referenced by @ApiBearerAuth). */
@@ -49,7 +50,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('recommendations', 'Contextual recommendations for an LLM answer, with signed tracking URLs (what @vendor/weave-node calls).')
     .addTag('tracking', 'The exposure and click URLs of recommendations, opened by end users\' browsers: no API key, signed tokens only.')
     .build();
-  // Health and metrics are excluded at their controller (@ApiExcludeController).
+  // Health and metrics are not part of the API. Their controller is shared by every service and
+  // does not import @nestjs/swagger (the services without documentation need not load it), so
+  // the gateway marks it excluded here, as @ApiExcludeController on the class would.
+  ApiExcludeController()(HealthController);
   const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
   documentRateLimits(document);
   return document;

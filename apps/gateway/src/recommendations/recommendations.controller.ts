@@ -1,6 +1,7 @@
 import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
-import { ConversationMessageDto, RECOMMEND_MAX_RESULTS, RecommendHttpBodyDto, type RecommendHttpResponse } from '#libs/contracts';
+import { RECOMMEND_MAX_RESULTS, type RecommendHttpResponse } from '#libs/contracts';
+import { ConversationMessageDto, RecommendHttpBodyDto } from '#libs/recommend-request';
 import { ApiKeyRoute } from '../auth/authenticated-route.decorator.js';
 import { Principal, type PlatformPrincipal } from '../auth/principal.js';
 import { NOT_JSON_RESPONSE, REQUEST_ID_HEADER_DOC, problemExample, problemResponse } from '../docs/problem-responses.js';

@@ -7,12 +7,11 @@ import {
   RpcSubjects,
   isUtcTimestamp,
   type RankedRecommendation,
-  type RecommendHttpBody,
   type RecommendHttpResponse,
-  type RecommendRequest,
   type RecommendResult,
   type RecommendationView,
 } from '#libs/contracts';
+import type { RecommendHttpBody, RecommendRequest } from '#libs/recommend-request';
 import { withRequestId } from '#libs/nats';
 import type { Logger } from '#libs/observability';
 import type { PlatformPrincipal } from '../auth/principal.js';

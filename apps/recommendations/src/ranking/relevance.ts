@@ -2,8 +2,8 @@ import {
   RECOMMEND_DEFAULT_LATENCY_BUDGET_MS,
   RECOMMEND_MAX_LATENCY_BUDGET_MS,
   RECOMMEND_MIN_LATENCY_BUDGET_MS,
-  type RecommendConversationMessage,
 } from '#libs/contracts';
+import type { RecommendConversationMessage } from '#libs/recommend-request';
 
 /**
  * The pure rules of ranking and timing (unit tested in test/unit/recommendations-ranking.spec.ts).

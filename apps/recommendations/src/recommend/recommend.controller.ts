@@ -1,6 +1,7 @@
 import { RpcController } from '#libs/nats';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { RecommendRequestDto, RpcSubjects, type RecommendResult } from '#libs/contracts';
+import { RpcSubjects, type RecommendResult } from '#libs/contracts';
+import { RecommendRequestDto } from '#libs/recommend-request';
 import { RecommendService } from './recommend.service.js';
 
 /** `recommendations.v1.recommend`, answered in the queue group shared by the replicas. */

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RpcException } from '@nestjs/microservices';
 import { LOGGER } from '#libs/bootstrap';
-import { RECOMMEND_MAX_RESULTS, type RankedRecommendation, type RecommendRequest, type RecommendResult, type RpcError } from '#libs/contracts';
+import { RECOMMEND_MAX_RESULTS, type RankedRecommendation, type RecommendResult, type RpcError } from '#libs/contracts';
+import type { RecommendRequest } from '#libs/recommend-request';
 import { counter, type Logger } from '#libs/observability';
 import { RecommendationsEnv } from '../config/recommendations.env.js';
 import { answerDeadlineMs, conversationContext, effectiveBudgetMs, searchTimeoutMs } from '../ranking/relevance.js';

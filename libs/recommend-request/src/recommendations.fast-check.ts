@@ -1,6 +1,5 @@
-import { RECOMMEND_MAX_LATENCY_BUDGET_MS, RECOMMEND_MIN_LATENCY_BUDGET_MS } from './recommendations.dto.js';
+import { RECOMMEND_MAX_LATENCY_BUDGET_MS, RECOMMEND_MIN_LATENCY_BUDGET_MS, TRAFFICS } from '#libs/contracts';
 import { RECOMMEND_REQUEST_LIMITS } from './recommendations.validation.js';
-import { TRAFFICS } from './recommendation-event.dto.js';
 
 // Hot-path pre-checks of the body of POST /agent/recommend and of the request of
 // recommendations.v1.recommend (see fast-validation.ts): each accepts only what its DTO accepts

@@ -17,15 +17,20 @@ import {
   ValidateBy,
   ValidateNested,
 } from 'class-validator';
-import { FastCheck } from './fast-check.js';
-import { TRAFFICS, type Traffic } from './recommendation-event.dto.js';
-import { passesRecommendHttpBodyFastCheck, passesRecommendRequestFastCheck } from './recommendations.fast-check.js';
 import {
+  FastCheck,
+  OptionalText,
+  PresentText,
   RECOMMEND_DEFAULT_LATENCY_BUDGET_MS,
   RECOMMEND_MAX_LATENCY_BUDGET_MS,
   RECOMMEND_MIN_LATENCY_BUDGET_MS,
-} from './recommendations.dto.js';
-import { OptionalText, PresentText, RequiredText, SkipIfAbsent, shownValue } from './validators.js';
+  RequiredText,
+  SkipIfAbsent,
+  TRAFFICS,
+  shownValue,
+  type Traffic,
+} from '#libs/contracts';
+import { passesRecommendHttpBodyFastCheck, passesRecommendRequestFastCheck } from './recommendations.fast-check.js';
 
 /**
  * The body of `POST /agent/recommend` (what @vendor/weave-node sends), defined once: the class
