@@ -13,6 +13,7 @@
  *   STREAMING_DAYS=3                           days the streaming workload's recommendations span
  *   INGEST_CPU_PROFILE=/tmp/prof npm run bench:ingest   (a .cpuprofile of each projection process)
  *   INGEST_NODE_ARGS='--trace-gc'              flags for the projection's node process, after its own (REPORTING_PROJECTION_NODE_FLAGS; a later flag wins)
+ *   INGEST_PROCESS_ENV=0                       start the projection without its process environment (REPORTING_PROJECTION_PROCESS_ENV: glibc's malloc tunables)
  *   INGEST_POLL_MS=500                          how often its progress is read from /metrics
  *   INGEST_MEMORY_TRACE=1                       print the projection's memory at every poll, not only at its peak
  */
@@ -25,7 +26,7 @@ import { NatsClient } from '#libs/nats';
 import { ReportingProjectionEnv } from '../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { freePort, newTestDatabase, startNats, waitFor } from '../test/support/index.js';
 import { metricSum, residentMemory, scrapeMetrics, startChild, waitForHttp, type MetricSample } from './harness.js';
-import { REPORTING_PROJECTION_NODE_FLAGS } from '../apps/reporting-projection/src/config/node-flags.js';
+import { REPORTING_PROJECTION_NODE_FLAGS, REPORTING_PROJECTION_PROCESS_ENV } from '../apps/reporting-projection/src/config/node-flags.js';
 import { CpuMeter, perEvent, prepublish, runBare, type Run } from './ingest-support.js';
 import { backfillWorkload, streamingWorkload, type Workload } from './ingest-workloads.js';
 import { fmt, machine } from './support.js';
@@ -103,6 +104,7 @@ async function runProjection(natsUrl: string, db: { url: string; name: string },
       REPORTING_PUBLISH_INTERVAL_MS: 3_600_000,
       INGEST_BATCH_SIZE: BATCH,
       INGEST_CONCURRENCY: CONCURRENCY,
+      ...(process.env.INGEST_PROCESS_ENV === '0' ? {} : REPORTING_PROJECTION_PROCESS_ENV),
     },
     [],
     nodeArgs,
@@ -229,6 +231,7 @@ async function main() {
   // The servers' child processes are unref'd: keep the process alive while they stop.
   const keepAlive = setInterval(() => undefined, 1000);
   console.log(`machine: ${machine()}`);
+  console.log(`reporting-projection: node ${[...REPORTING_PROJECTION_NODE_FLAGS, ...NODE_ARGS].join(' ')}; environment ${process.env.INGEST_PROCESS_ENV === '0' ? 'without REPORTING_PROJECTION_PROCESS_ENV' : Object.entries(REPORTING_PROJECTION_PROCESS_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}`);
   console.log(`load average (1, 5, 15 min): ${load()}`);
   const results = [];
   for (const name of WORKLOADS) {

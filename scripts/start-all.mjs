@@ -48,6 +48,7 @@ const SERVICES = [
     env: ['config/reporting-projection.env.js', 'ReportingProjectionEnv'],
     portVariable: 'REPORTING_HTTP_PORT',
     nodeFlags: ['config/node-flags.js', 'REPORTING_PROJECTION_NODE_FLAGS'],
+    processEnv: ['config/node-flags.js', 'REPORTING_PROJECTION_PROCESS_ENV'],
   },
   { name: 'payouts-read', env: ['config/payouts-read.env.js', 'PayoutsReadEnv'], portVariable: 'PAYOUTS_HTTP_PORT' },
   { name: 'timezone-settings', env: ['config/timezone-settings.env.js', 'TimezoneSettingsEnv'], portVariable: 'TIMEZONE_HTTP_PORT' },
@@ -94,8 +95,10 @@ try {
     const [file, className] = service.env;
     const envClass = (await import(pathToFileURL(join(serviceDir(service.name), file)).href))[className];
     const env = loadEnv(envClass);
-    const nodeFlags = service.nodeFlags ? (await import(pathToFileURL(join(serviceDir(service.name), service.nodeFlags[0])).href))[service.nodeFlags[1]] : [];
-    services.push({ ...service, script: join(serviceDir(service.name), 'main.js'), nodeFlags, port: env[service.portVariable], host: env.HOST, env });
+    const exported = async ([file, name]) => (await import(pathToFileURL(join(serviceDir(service.name), file)).href))[name];
+    const nodeFlags = service.nodeFlags ? await exported(service.nodeFlags) : [];
+    const processEnv = service.processEnv ? await exported(service.processEnv) : {};
+    services.push({ ...service, script: join(serviceDir(service.name), 'main.js'), nodeFlags, processEnv, port: env[service.portVariable], host: env.HOST, env });
   }
   if (services.some((s) => s.name === 'gateway') && !OIDC_SETTINGS.some((name) => process.env[name]) && existsSync(join(devIdpDir, 'index.js'))) {
     const { DevIdentityProviderEnv } = await import(pathToFileURL(join(devIdpDir, 'config', 'dev-identity-provider.env.js')).href);
@@ -294,7 +297,7 @@ function natsIdentityEnv(name) {
 for (const service of services) {
   const child = spawn(process.execPath, [...service.nodeFlags, service.script], {
     cwd: root,
-    env: { ...childEnv, ...natsIdentityEnv(service.name) },
+    env: { ...childEnv, ...service.processEnv, ...natsIdentityEnv(service.name) },
     stdio: ['ignore', 'inherit', 'inherit'],
     // Own process group: a Ctrl-C in the terminal reaches the launcher only, which forwards it
     // exactly once (a second SIGINT would end a draining Nest process at once).

@@ -9,7 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { REPORT_COUNTERS } from '#libs/contracts';
 import { probeNats, probePostgres, probeRedis } from '#libs/servers';
 import { REDIS_URL, freePort, useTestStack, waitFor } from '../support/index.js';
-import { REPORTING_PROJECTION_NODE_FLAGS } from '../../apps/reporting-projection/src/config/node-flags.js';
+import { REPORTING_PROJECTION_NODE_FLAGS, REPORTING_PROJECTION_PROCESS_ENV } from '../../apps/reporting-projection/src/config/node-flags.js';
 
 /**
  * `npm start` (DESIGN §2): scripts/start-all.mjs runs every built service as its own process
@@ -155,6 +155,14 @@ describe('scripts/start-all.mjs with the servers running', () => {
     const argv = (name: string) => readFileSync(`/proc/${run.pids.get(name)}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1);
     expect(argv('reporting-projection')).toEqual([...REPORTING_PROJECTION_NODE_FLAGS, expect.stringMatching(/reporting-projection\/src\/main\.js$/)]);
     expect(argv('gateway')).toEqual([expect.stringMatching(/gateway\/src\/main\.js$/)]);
+    // ... and with its process environment (REPORTING_PROJECTION_PROCESS_ENV: glibc's malloc tunables), the others without.
+    const environ = (name: string) => new Map(readFileSync(`/proc/${run.pids.get(name)}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+    for (const [name, value] of Object.entries(REPORTING_PROJECTION_PROCESS_ENV)) {
+      // /proc shows the environment's memory, which glibc (before 2.39) cuts after the first tunable it parses: a prefix of the value.
+      const seen = environ('reporting-projection').get(name) ?? '';
+      expect({ name, seen, given: seen.length > 0 && value.startsWith(seen) }).toEqual({ name, seen, given: true });
+      expect({ name, value: environ('gateway').get(name) }).toEqual({ name, value: process.env[name] });
+    }
     const api = `http://127.0.0.1:${ports.gateway}`;
     await waitFor(() => run.output().includes('ready: '), { timeoutMs: 10000, what: 'the ready line' });
     const readyLines = run.output().split('\n').filter((line) => line.startsWith('ready: '));

@@ -12,7 +12,7 @@ import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import YAML from 'yaml';
 import { Durables, Streams } from '#libs/contracts';
 import { GatewayEnv } from '../../apps/gateway/src/config/gateway.env.js';
-import { REPORTING_PROJECTION_NODE_FLAGS } from '../../apps/reporting-projection/src/config/node-flags.js';
+import { REPORTING_PROJECTION_NODE_FLAGS, REPORTING_PROJECTION_PROCESS_ENV } from '../../apps/reporting-projection/src/config/node-flags.js';
 import { ReportingProjectionEnv } from '../../apps/reporting-projection/src/config/reporting-projection.env.js';
 import { SERVICE_ENVS, declaredVariables } from '../support/service-envs.js';
 
@@ -338,8 +338,9 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
           expect(fromConfig.has(variable)).toBe(false);
         }
       }
-      // No typos: every variable set on the container is one the service reads (NODE_OPTIONS: Node itself).
-      for (const variable of env_.keys()) expect({ variable, declared: declared.has(variable) || variable === 'NODE_OPTIONS' }).toEqual({ variable, declared: true });
+      // No typos: every variable set on the container is one the service reads (NODE_OPTIONS: Node itself; GLIBC_TUNABLES: the C library).
+      const runtime = new Set(['NODE_OPTIONS', 'GLIBC_TUNABLES']);
+      for (const variable of env_.keys()) expect({ variable, declared: declared.has(variable) || runtime.has(variable) }).toEqual({ variable, declared: true });
       // Every referenced secret exists in the rendered output, or is the one the overlay documents.
       for (const entry of env_.values()) {
         const ref = entry.valueFrom?.secretKeyRef;
@@ -367,6 +368,14 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     const container = find('Deployment', 'reporting-projection')!.spec.template.spec.containers[0];
     const nodeOptions = (container.env as { name: string; value?: string }[]).find((e) => e.name === 'NODE_OPTIONS');
     expect(nodeOptions?.value).toBe(REPORTING_PROJECTION_NODE_FLAGS.join(' '));
+  });
+
+  it('starts reporting-projection with its process environment (REPORTING_PROJECTION_PROCESS_ENV, as the launcher does)', () => {
+    const container = find('Deployment', 'reporting-projection')!.spec.template.spec.containers[0];
+    const env = container.env as { name: string; value?: string }[];
+    for (const [name, value] of Object.entries(REPORTING_PROJECTION_PROCESS_ENV)) {
+      expect({ name, value: env.find((e) => e.name === name)?.value }).toEqual({ name, value });
+    }
   });
 
   it('every ConfigMap key is a variable some service reads', () => {

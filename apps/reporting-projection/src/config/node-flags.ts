@@ -10,3 +10,16 @@
  * (docs/decisions/projection-young-generation.md).
  */
 export const REPORTING_PROJECTION_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=32'];
+
+/**
+ * The environment reporting-projection's process starts with, beside its own settings, wherever it
+ * is started (the launcher of `npm start`, the Kubernetes Deployment, bench:ingest): glibc's malloc
+ * limited to two arenas and large blocks (≥ 128 KB) mapped and unmapped on their own instead of
+ * kept in the heap. Without them, malloc outside V8's heap grew to 34–40 MB at the peak of a large
+ * backlog, against 23–24 MB with them (docs/decisions/projection-young-generation.md). They must
+ * be in the environment when the process starts: glibc reads them once, before any JavaScript runs.
+ * Ignored where the C library is not glibc.
+ */
+export const REPORTING_PROJECTION_PROCESS_ENV: Readonly<Record<string, string>> = {
+  GLIBC_TUNABLES: 'glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072',
+};
