@@ -12,7 +12,7 @@ import { RollupQueryRepository } from '../../apps/reporting-projection/src/publi
 import { SnapshotBuilder } from '../../apps/reporting-projection/src/publication/snapshot-builder.service.js';
 import { reportPeriod } from '../../apps/reporting-projection/src/rules/periods.js';
 import { deliveryPlan, newTestDatabase, type TestDatabase } from '../support/index.js';
-import { referenceBreakdown, type BreakdownModelEvent } from '../support/reference-breakdown.js';
+import { breakdownEventPayload, referenceBreakdown, type BreakdownModelEvent } from '../support/reference-breakdown.js';
 
 /**
  * The cut from one breakdown row per dimension (breakdown_rollup) to one row per (ad, product)
@@ -112,15 +112,6 @@ function buildEvents(s: Scenario): { subject: string; event: BreakdownModelEvent
   return phases;
 }
 
-function payloadOf(event: BreakdownModelEvent): object {
-  if (event.type === 'accounting') {
-    const { type: _type, ...rest } = event;
-    return { ...rest, recorded_at: PROCESSED_THROUGH.toISOString() };
-  }
-  const { type: _type, kind: _kind, ...rest } = event as Extract<BreakdownModelEvent, { type: 'recommendation' }>;
-  return { ...rest, occurred_at: rest.recommendation_created_at };
-}
-
 /** The previous layout by its definition: per dimension, id and hour of creation, the figures of the stored recommendations with that id. */
 const PREVIOUS_LAYOUT = `
   SELECT agent_id, traffic, d.dimension, bucket, id, ${FIGURES.split(', ')
@@ -183,7 +174,7 @@ describe('breakdowns across the cut to one row per (ad, product) pair', () => {
         const messages = phases.map((events) =>
           events.map(({ subject, event }): InboundMessage => {
             bySequence.set(++sequence, event);
-            return { subject, data: encoder.encode(JSON.stringify(payloadOf(event))), sequence, deliveries: 1 };
+            return { subject, data: encoder.encode(JSON.stringify(breakdownEventPayload(event, PROCESSED_THROUGH))), sequence, deliveries: 1 };
           }),
         );
 

@@ -13,7 +13,7 @@ import { SnapshotBuilder } from '../../apps/reporting-projection/src/publication
 import { presentBreakdown } from '../../apps/reporting-projection/src/reports/breakdown.presenter.js';
 import { reportPeriod } from '../../apps/reporting-projection/src/rules/periods.js';
 import { deliveryPlan, newTestDatabase, type TestDatabase } from '../support/index.js';
-import { referenceBreakdown, type BreakdownModelEvent } from '../support/reference-breakdown.js';
+import { breakdownEventPayload, referenceBreakdown, type BreakdownModelEvent } from '../support/reference-breakdown.js';
 
 /**
  * Breakdowns (DESIGN §9) against a naive reference: random recommendations and events (some
@@ -106,15 +106,6 @@ function buildEvents(s: Scenario): { subject: string; event: BreakdownModelEvent
   return events;
 }
 
-function payloadOf(event: BreakdownModelEvent): object {
-  if (event.type === 'accounting') {
-    const { type: _type, ...rest } = event;
-    return { ...rest, recorded_at: PROCESSED_THROUGH.toISOString() };
-  }
-  const { type: _type, kind: _kind, ...rest } = event as Extract<BreakdownModelEvent, { type: 'recommendation' }>;
-  return { ...rest, occurred_at: rest.recommendation_created_at };
-}
-
 /** Events in the order the projection first applied them: batch by batch, by sequence inside one. */
 function firstApplicationOrder(batches: InboundMessage[][], bySequence: Map<number, BreakdownModelEvent>): BreakdownModelEvent[] {
   const seen = new Set<number>();
@@ -163,7 +154,7 @@ describe('breakdown property: any arrival order gives the reference breakdown, s
         const bySequence = new Map<number, BreakdownModelEvent>();
         const messages: InboundMessage[] = events.map(({ subject, event }, i) => {
           bySequence.set(i + 1, event);
-          return { subject, data: encoder.encode(JSON.stringify(payloadOf(event))), sequence: i + 1, deliveries: 1 };
+          return { subject, data: encoder.encode(JSON.stringify(breakdownEventPayload(event, PROCESSED_THROUGH))), sequence: i + 1, deliveries: 1 };
         });
         const batches = deliveryPlan(messages, s.seed);
         const projection = new ProjectionService(new ProjectionRepository(dataSource, new StoragePartitions(dataSource, () => PROCESSED_THROUGH.getTime()), BATCHED_FROM[Math.abs(s.seed) % 2]), s.partitions);

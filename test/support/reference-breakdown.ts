@@ -24,6 +24,16 @@ export type BreakdownModelEvent =
   | { type: 'accounting'; entry_id: string; agent_id: string; traffic: 'live' | 'test'; recommendation_id: string | null; amount_micros: number; currency: string | null }
   | { type: 'reconciled'; event_id: string };
 
+/** The stream payload of a model event (its accounting entry recorded at `recordedAt`, a lifecycle event occurring at its recommendation's creation). */
+export function breakdownEventPayload(event: BreakdownModelEvent, recordedAt: Date): object {
+  if (event.type === 'accounting') {
+    const { type: _type, ...rest } = event;
+    return { ...rest, recorded_at: recordedAt.toISOString() };
+  }
+  const { type: _type, kind: _kind, ...rest } = event as Extract<BreakdownModelEvent, { type: 'recommendation' }>;
+  return { ...rest, occurred_at: rest.recommendation_created_at };
+}
+
 export interface ReferenceRow {
   id: string | null;
   exposures: number;
