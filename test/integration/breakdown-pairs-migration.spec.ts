@@ -148,6 +148,11 @@ describe('breakdowns across the cut to one row per (ad, product) pair', () => {
   });
 
   const lastMigration = async () => ((await dataSource.query(`SELECT name FROM reporting.migrations ORDER BY id DESC LIMIT 1`)) as { name: string }[])[0].name;
+  /** Back to the layout before the pairs: the archive's migration (nothing folded here) and the pairs' own. */
+  const undoPairs = async () => {
+    await dataSource.undoLastMigration();
+    await dataSource.undoLastMigration();
+  };
 
   async function apply(messages: InboundMessage[], seed: number): Promise<InboundMessage[][]> {
     // A projection started after the migration: its partition cache starts empty.
@@ -163,7 +168,7 @@ describe('breakdowns across the cut to one row per (ad, product) pair', () => {
   it('gives the reference breakdowns of every event, before and after the cut, and keeps every previous row', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
-        expect(await lastMigration()).toBe('ReportingBreakdownPairs1795930000000');
+        expect(await lastMigration()).toBe('ReportingBreakdownArchive1795940000000');
         for (const table of ['recommendation', 'accounting_entry', 'rollup_minute', 'rollup_quarter', 'rollup_hour', 'rollup_day', 'breakdown_rollup', 'breakdown_pair', 'platform_timezone']) {
           await dataSource.query(`DELETE FROM reporting.${table}`);
         }
@@ -180,7 +185,7 @@ describe('breakdowns across the cut to one row per (ad, product) pair', () => {
 
         // Before the cut: the previous layout, as its code wrote it.
         const first = await apply(messages[0], s.seed);
-        await dataSource.undoLastMigration();
+        await undoPairs();
         expect(await lastMigration()).toBe('ReportingBreakdowns1795920000000');
         const previous = await dataSource.query(ordered(`SELECT * FROM reporting.breakdown_rollup`));
         expect(previous).toEqual(await dataSource.query(ordered(PREVIOUS_LAYOUT)));
@@ -188,7 +193,7 @@ describe('breakdowns across the cut to one row per (ad, product) pair', () => {
 
         // The migration: every row of the previous layout kept, none written into the pairs.
         await dataSource.runMigrations();
-        expect(await lastMigration()).toBe('ReportingBreakdownPairs1795930000000');
+        expect(await lastMigration()).toBe('ReportingBreakdownArchive1795940000000');
         expect(await dataSource.query(`SELECT * FROM reporting.breakdown_rollup ORDER BY agent_id, traffic, dimension, bucket, id`)).toEqual(kept);
         expect(await dataSource.query(`SELECT count(*)::int AS n FROM reporting.breakdown_pair`)).toEqual([{ n: 0 }]);
 
@@ -241,7 +246,7 @@ describe('breakdowns across the cut to one row per (ad, product) pair', () => {
       ),
     });
     await apply([event(1, 'generated'), event(2, 'shown'), event(3, 'clicked')], 1);
-    await dataSource.undoLastMigration();
+    await undoPairs();
     await dataSource.runMigrations();
     await apply([event(4, 'generated', { ad_id: 'ad_9', product_id: 'prod_9' })], 1);
     const built = await breakdowns.build(

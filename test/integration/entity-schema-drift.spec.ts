@@ -28,7 +28,7 @@ const SCHEMAS: Record<string, string[]> = {
   timezone_settings: ['TimezoneSettingsInitial1764201600001', 'TimezoneSettingsOutbox1764288000000'],
   // No entities (raw SQL on the projection and payout hot paths): the check has nothing to compare,
   // but migration:run must work for them too.
-  reporting: ['ReportingInitial1764115200000', 'ReportingSeries1795740000001', 'ReportingPartitioned1795800000000', 'ReportingQuarterRollups1795910000000', 'ReportingBreakdowns1795920000000', 'ReportingBreakdownPairs1795930000000'],
+  reporting: ['ReportingInitial1764115200000', 'ReportingSeries1795740000001', 'ReportingPartitioned1795800000000', 'ReportingQuarterRollups1795910000000', 'ReportingBreakdowns1795920000000', 'ReportingBreakdownPairs1795930000000', 'ReportingBreakdownArchive1795940000000'],
   payouts: ['PayoutsInitial1764201600000'],
 };
 

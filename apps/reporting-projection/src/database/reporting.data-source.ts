@@ -5,6 +5,7 @@ import { ReportingPartitioned1795800000000 } from './migrations/1795800000000-re
 import { ReportingQuarterRollups1795910000000 } from './migrations/1795910000000-reporting-quarter-rollups.js';
 import { ReportingBreakdowns1795920000000 } from './migrations/1795920000000-reporting-breakdowns.js';
 import { ReportingBreakdownPairs1795930000000 } from './migrations/1795930000000-reporting-breakdown-pairs.js';
+import { ReportingBreakdownArchive1795940000000 } from './migrations/1795940000000-reporting-breakdown-archive.js';
 
 export const REPORTING_SCHEMA = 'reporting';
 
@@ -13,7 +14,7 @@ export function createReportingDataSource(url: string, poolSize: number) {
     url,
     schema: REPORTING_SCHEMA,
     entities: [],
-    migrations: [ReportingInitial1764115200000, ReportingSeries1795740000001, ReportingPartitioned1795800000000, ReportingQuarterRollups1795910000000, ReportingBreakdowns1795920000000, ReportingBreakdownPairs1795930000000],
+    migrations: [ReportingInitial1764115200000, ReportingSeries1795740000001, ReportingPartitioned1795800000000, ReportingQuarterRollups1795910000000, ReportingBreakdowns1795920000000, ReportingBreakdownPairs1795930000000, ReportingBreakdownArchive1795940000000],
     poolSize,
     applicationName: 'reporting-projection',
   });

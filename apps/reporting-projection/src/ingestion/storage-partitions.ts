@@ -30,6 +30,15 @@ const RESTATED_TABLES = ['recommendation', 'accounting_entry'] as const;
  */
 export const STATE_EDGE_DAYS = 91;
 export const QUARTER_MS = 15 * 60_000;
+/**
+ * Days before the newest published cutoff that no period but `all` reaches: the 90d window's start
+ * (STATE_EDGE_DAYS, with its day of margin) and another day. Breakdown weeks older than that are
+ * folded into one row per pair (foldBreakdowns).
+ */
+export const BREAKDOWN_EDGE_DAYS = STATE_EDGE_DAYS + 1;
+/** Taken by a fold of breakdown weeks: replicas fold one week at a time, and each once. */
+const BREAKDOWN_ARCHIVE_LOCK = `hashtext('reporting.breakdown_archive')`;
+const BREAKDOWN_FIGURES = ['exposures', 'clicks', 'engagements', 'conversions', 'earnings_micros'] as const;
 /** Taken shared by a writer of old minute deltas, exclusive by a coarsening: the bound cannot move under a writer. */
 const MINUTE_WINDOW_LOCK = `hashtext('reporting.rollup_minute_window')`;
 /** A minute delta this much newer than the oldest minute kept never needs the bound (replicas' clocks differ by far less). */
@@ -47,6 +56,7 @@ const COUNTERS = [
 
 const partitionsDropped = counter('weave_reporting_partitions_dropped_total', 'Weekly partitions of the reporting store dropped after the restatement window', ['table']);
 const weeksCoarsened = counter('weave_reporting_minute_weeks_coarsened_total', 'Weeks of minute rollups summed into quarter-hour rollups and dropped');
+const breakdownWeeksFolded = counter('weave_reporting_breakdown_weeks_folded_total', 'Weeks of breakdown rollups folded into the per-pair archive and dropped');
 
 /**
  * The weekly partitions of recommendation, accounting_entry and rollup_minute (by creation time:
@@ -66,6 +76,10 @@ const weeksCoarsened = counter('weave_reporting_minute_weeks_coarsened_total', '
  * the bound goes to its quarter instead (routeMinuteRows); the writer takes the bound under a
  * shared advisory lock that the coarsening takes exclusively, so no delta lands in a week being
  * summed, and none is counted twice or lost.
+ *
+ * Breakdown rollups of weeks that no period but `all` reaches any more, and that no event can
+ * change, are folded into one row per (platform, traffic, ad, product) a week at a time
+ * (foldBreakdowns), so that they grow with the catalog, not with time.
  */
 @Injectable()
 export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -104,11 +118,12 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     return this.clock() - this.restatementDays * DAY_MS;
   }
 
-  /** One maintenance run: the weeks ahead made, the expired ones dropped, the old minute weeks coarsened. */
-  async maintain(): Promise<{ made: number; dropped: string[]; coarsened: string[] }> {
+  /** One maintenance run: the weeks ahead made, the expired ones dropped, the old minute weeks coarsened, the old breakdown weeks folded. */
+  async maintain(): Promise<{ made: number; dropped: string[]; coarsened: string[]; folded: string[] }> {
     const made = await this.ensureAhead();
     const dropped = await this.dropExpired();
-    return { made, dropped, coarsened: await this.coarsen() };
+    const coarsened = await this.coarsen();
+    return { made, dropped, coarsened, folded: await this.foldBreakdowns() };
   }
 
   /** Makes the current week and the next WEEKS_AHEAD; resolves to the partitions made. */
@@ -192,6 +207,65 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
       coarsened.push(name);
     }
     return coarsened;
+  }
+
+  /**
+   * Where breakdown weeks may be folded: a week that ends at or before it is older than every
+   * period edge of a publication (those of the newest published cutoff, BREAKDOWN_EDGE_DAYS,
+   * and of any later one, since the cutoff never moves back) but `all`'s, which has none there,
+   * and than the restatement horizon with a day's margin for the replicas' clocks, so no event
+   * writes it any more. -Infinity before the first publication.
+   */
+  async breakdownFoldLimit(): Promise<number> {
+    const [state] = (await this.dataSource.query(
+      `SELECT extract(epoch FROM processed_through) * 1000 AS through_ms FROM reporting.publication_state WHERE id = 1`,
+    )) as { through_ms: string | null }[];
+    if (!state || state.through_ms === null) return Number.NEGATIVE_INFINITY;
+    return Math.min(this.restatementHorizon() - ROUTING_MARGIN_MS, Number(state.through_ms) - BREAKDOWN_EDGE_DAYS * DAY_MS);
+  }
+
+  /**
+   * Folds every week of breakdown_pair that ends at or before breakdownFoldLimit, oldest first,
+   * one transaction per week: its rows are added to `breakdown_archive` (one row per platform,
+   * traffic, ad and product), the bound `breakdown_archive_window.archived_before` moves to the
+   * week's end and the partition is dropped. A crash anywhere in between leaves the week as it
+   * was; a replica that finds the week gone (folded by another) skips it. Resolves to the
+   * partitions dropped.
+   */
+  async foldBreakdowns(): Promise<string[]> {
+    const limit = await this.breakdownFoldLimit();
+    const due = (await this.partitionsOf(['breakdown_pair'])).filter(({ week }) => week + WEEK_MS <= limit);
+    const folded: string[] = [];
+    for (const { name, week } of due) {
+      const done = await this.dataSource.transaction('READ COMMITTED', async (manager) => {
+        await manager.query(`SELECT pg_advisory_xact_lock(${BREAKDOWN_ARCHIVE_LOCK})`);
+        // Read from pg_class in this statement's snapshot (to_regclass may answer from a cache that has not seen another replica's drop).
+        const [{ present }] = await manager.query(`SELECT EXISTS (SELECT 1 FROM pg_class WHERE relnamespace = 'reporting'::regnamespace AND relname = $1) AS present`, [name]);
+        if (!present) return false;
+        // The week is taken whole first (after the readers of breakdown_pair: a publication's snapshot),
+        // so that no writer can commit a row between the sums below and the drop.
+        await manager.query(`SET LOCAL lock_timeout = '60s'`);
+        await manager.query(`LOCK TABLE reporting."${name}" IN ACCESS EXCLUSIVE MODE`);
+        await manager.query(`UPDATE reporting.breakdown_archive_window SET archived_before = greatest(archived_before, $1::timestamptz)`, [
+          new Date(week + WEEK_MS).toISOString(),
+        ]);
+        await manager.query(
+          `INSERT INTO reporting.breakdown_archive AS t (agent_id, traffic, ad_id, product_id, ${BREAKDOWN_FIGURES.join(', ')})
+           SELECT agent_id, traffic, ad_id, product_id, ${BREAKDOWN_FIGURES.map((c) => `sum(${c})`).join(', ')}
+             FROM reporting."${name}"
+            GROUP BY 1, 2, 3, 4
+           HAVING ${BREAKDOWN_FIGURES.map((c) => `sum(${c}) <> 0`).join(' OR ')}
+            ORDER BY 1, 2, 3, 4
+           ON CONFLICT (agent_id, traffic, ad_id, product_id) DO UPDATE SET ${BREAKDOWN_FIGURES.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}`,
+        );
+        await manager.query(`DROP TABLE reporting."${name}"`);
+        return true;
+      });
+      if (!done) continue;
+      breakdownWeeksFolded.inc();
+      folded.push(name);
+    }
+    return folded;
   }
 
   /**

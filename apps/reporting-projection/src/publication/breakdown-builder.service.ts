@@ -63,7 +63,8 @@ const FIGURES_SQL = `sum(exposures)::bigint AS exposures, sum(clicks)::bigint AS
 
 /**
  * One scope's breakdown in one statement: the hours of breakdown_pair (its rows taken by the
- * dimension's id) and of the legacy, read-only breakdown_rollup (its rows of the dimension: the
+ * dimension's id), for a period without a start (`all`) the folded weeks before them
+ * (breakdown_archive, one row per pair: StoragePartitions.foldBreakdowns), and the hours of the legacy, read-only breakdown_rollup (its rows of the dimension: the
  * history written before the pair rows, which later changes of the same recommendations correct
  * through the pair rows), and the edges' recommendations
  * (their contribution as rules/counting.ts contributionOf computes it), summed per id; ids whose
@@ -76,6 +77,10 @@ const BREAKDOWN_SQL = `
       FROM reporting.breakdown_pair
      WHERE agent_id = $1 AND traffic = $2 AND $4::boolean
        AND bucket < $6::timestamptz AND ($5::timestamptz IS NULL OR bucket >= $5::timestamptz)
+    UNION ALL
+    SELECT CASE WHEN $3 = 'ad' THEN ad_id ELSE product_id END, exposures, clicks, engagements, conversions, earnings_micros
+      FROM reporting.breakdown_archive
+     WHERE agent_id = $1 AND traffic = $2 AND $4::boolean AND $5::timestamptz IS NULL
     UNION ALL
     SELECT id, exposures, clicks, engagements, conversions, earnings_micros
       FROM reporting.breakdown_rollup
@@ -119,11 +124,19 @@ export class BreakdownBuilder {
   async build(scopes: BreakdownScopeRef[], processedThrough: Date, producedAt: Date, manager: EntityManager = this.dataSource.manager): Promise<BreakdownSnapshot[]> {
     if (scopes.length === 0) return [];
     const timezones = await reportingTimezones(manager, [...new Set(scopes.map((s) => s.agentId))]);
+    const [{ before_ms }] = (await manager.query(`SELECT extract(epoch FROM archived_before) * 1000 AS before_ms FROM reporting.breakdown_archive_window`)) as {
+      before_ms: string;
+    }[];
+    const archivedBefore = Number(before_ms);
     const snapshots: BreakdownSnapshot[] = [];
     for (const scope of scopes) {
       const timezone = timezones.get(scope.agentId) ?? DEFAULT_TIMEZONE;
       const period = reportPeriod(scope.timeRange, processedThrough, timezone);
       const parts = breakdownParts(period);
+      // The archive has no hours: only a period without a start may reach it (the fold's bound keeps every other start after it).
+      if (parts.rollup?.from && parts.rollup.from.getTime() < archivedBefore) {
+        throw new Error(`breakdown of ${scope.agentId}/${scope.traffic}/${scope.timeRange} starts before the folded breakdown weeks (${new Date(archivedBefore).toISOString()})`);
+      }
       const rows: RankedRow[] = await manager.query(BREAKDOWN_SQL, [
         scope.agentId,
         scope.traffic,
