@@ -174,7 +174,7 @@ async function fill(url: string, size: number): Promise<Filled> {
 
 /**
  * The identity the breakdowns keep (DESIGN §9: every breakdown sums to its Report): per platform
- * and traffic, the five figures summed over breakdown_pair and breakdown_rollup equal those of
+ * and traffic, the five figures summed over breakdown_pair, breakdown_archive and breakdown_rollup equal those of
  * rollup_hour and of rollup_day; and every filled recommendation names an ad and a product.
  * Throws when they differ.
  */
@@ -183,8 +183,8 @@ async function checkBreakdowns(client: pg.Client, after: string): Promise<void> 
     .map((c) => `sum(${c})::text AS ${c}`)
     .join(', ')} FROM (${from}) t GROUP BY 1, 2`;
   const tables = {
-    breakdown: per(`SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_pair UNION ALL SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_rollup WHERE dimension = 'ad'`),
-    'product breakdown': per(`SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_pair UNION ALL SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_rollup WHERE dimension = 'product'`),
+    breakdown: per(`SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_pair UNION ALL SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_archive UNION ALL SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_rollup WHERE dimension = 'ad'`),
+    'product breakdown': per(`SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_pair UNION ALL SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_archive UNION ALL SELECT agent_id, traffic, ${FIGURES} FROM reporting.breakdown_rollup WHERE dimension = 'product'`),
     rollup_hour: per(`SELECT agent_id, traffic, ${FIGURES} FROM reporting.rollup_hour`),
     rollup_day: per(`SELECT agent_id, traffic, ${FIGURES} FROM reporting.rollup_day`),
   };
@@ -208,7 +208,7 @@ const TABLE_GROUPS: readonly { name: string; tables: readonly string[] }[] = [
   { name: 'accounting_entry', tables: ['accounting_entry'] },
   { name: 'minute+quarter', tables: ['rollup_minute', 'rollup_quarter'] },
   { name: 'hour+day', tables: ['rollup_hour', 'rollup_day'] },
-  { name: 'breakdown', tables: ['breakdown_pair', 'breakdown_rollup'] },
+  { name: 'breakdown', tables: ['breakdown_pair', 'breakdown_archive', 'breakdown_rollup'] },
 ];
 const REST = 'rest';
 
