@@ -22,6 +22,7 @@
  *
  *   npm run bench:growth                          GROWTH_SIZES=0,5e6,10e6,20e6 GROWTH_EVENTS=200000
  *   GROWTH_SIZES=0,200000 GROWTH_EVENTS=20000 GROWTH_READS=200 npm run bench:growth   (a smoke run)
+ *   GROWTH_KEEP=1                                 keeps each size's database (its URL printed)
  */
 import { loadavg } from 'node:os';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -41,6 +42,8 @@ const EVENTS = Number(process.env.GROWTH_EVENTS ?? 200_000);
 const STORE_PLATFORMS = Number(process.env.GROWTH_PLATFORMS ?? 200);
 const STORE_DAYS = Number(process.env.GROWTH_DAYS ?? 112);
 const READS = Number(process.env.GROWTH_READS ?? 1000);
+/** Leaves each size's database in place (its URL printed) to be looked into. */
+const KEEP = process.env.GROWTH_KEEP === '1';
 const BATCH = Number(process.env.INGEST_BATCH_SIZE ?? new ReportingProjectionEnv().INGEST_BATCH_SIZE);
 const TARGET_THROUGHPUT = 0.8;
 const TARGET_P99 = 1.5;
@@ -389,7 +392,8 @@ async function measure(size: number): Promise<SizeResult> {
   } finally {
     await connection?.drain();
     await nats.stop();
-    await db.drop();
+    if (KEEP) console.log(`  kept: ${db.url}`);
+    else await db.drop();
   }
 }
 
