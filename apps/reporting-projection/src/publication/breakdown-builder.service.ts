@@ -78,9 +78,10 @@ const stateEdge = (from: string, to: string) => `SELECT COALESCE(CASE WHEN $3 = 
 /**
  * One scope's breakdown in one statement: the hours of breakdown_pair (its rows taken by the
  * dimension's id), for a period without a start (`all`) the folded weeks before them
- * (breakdown_archive, one row per pair: StoragePartitions.foldBreakdowns), and the hours of the legacy, read-only breakdown_rollup (its rows of the dimension: the
- * history written before the pair rows, which later changes of the same recommendations correct
- * through the pair rows), and the edges' recommendations
+ * (breakdown_archive, one row per pair: StoragePartitions.foldBreakdowns), and the hours of the
+ * legacy, read-only breakdown_rollup (its rows of the dimension: the history written before the
+ * pair rows, which later changes of the same recommendations correct through the pair rows), and
+ * the edges' recommendations
  * (their contribution as rules/counting.ts contributionOf computes it), summed per id; ids whose
  * five figures are all zero are not rows. Each row carries the totals (a window over all ids) and
  * its rank under each sort key; only rows within the first BREAKDOWN_TOP of some key come back.
