@@ -9,6 +9,7 @@ import { BREAKDOWN_EDGE_DAYS, DAY_MS, StoragePartitions, WEEK_MS } from '../../a
 import { BreakdownBuilder } from '../../apps/reporting-projection/src/publication/breakdown-builder.service.js';
 import { reportPeriod } from '../../apps/reporting-projection/src/rules/periods.js';
 import { newTestDatabase, type TestDatabase } from '../support/index.js';
+import { prng } from '../support/prng.js';
 import { breakdownEventPayload, referenceBreakdown, type BreakdownModelEvent } from '../support/reference-breakdown.js';
 
 /**
@@ -26,14 +27,6 @@ const ADS = ['ad_1', 'ad_2', 'ad_3', 'ad_10'];
 const PRODUCTS = ['prod_x', 'prod_y'];
 const KINDS = ['generated', 'shown', 'clicked', 'engaged', 'converted'] as const;
 const encoder = new TextEncoder();
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
 
 let db: TestDatabase;
 let dataSource: DataSource;
@@ -54,7 +47,7 @@ it('folds old breakdown weeks into one row per pair, exactly, through the migrat
   const partitions = new StoragePartitions(dataSource, () => now);
   const projection = new ProjectionService(new ProjectionRepository(dataSource, partitions), 2);
   const breakdowns = new BreakdownBuilder(dataSource);
-  const next = random(7);
+  const next = prng(7);
 
   // 400 recommendations over 17 weeks, each with a first event and most with a `generated` naming its ad and product.
   const events: BreakdownModelEvent[] = [];
