@@ -17,8 +17,9 @@ import { breakdownEventPayload, referenceBreakdown, type BreakdownModelEvent } f
  * ReportingBreakdownArchive1795940000000) against the reference: a store with 17 weeks of
  * breakdown rows, folded once the newest published cutoff has moved on, gives every breakdown of
  * every range the reference rows, keeps only the weeks at or after the bound, and stays exact
- * through the migration's down (the archive back into pair rows) and up again, and a second fold.
- * A fold before any publication folds nothing, and replicas folding together fold each week once.
+ * through the migration's down (the archive back into pair rows) and up again, and a second fold
+ * by a maintenance run whose first step fails. A fold before any publication folds nothing, and
+ * replicas folding together fold each week once.
  */
 const START = Date.parse('2031-03-03T00:00:00Z'); // a Monday
 const AGENTS = ['agent_arc_a', 'agent_arc_b'] as const;
@@ -108,7 +109,7 @@ it('folds old breakdown weeks into one row per pair, exactly, through the migrat
   expect(new Set(folded).size).toBe(folded.length);
   expect(folded.length).toBeGreaterThanOrEqual(4);
   expect(await pairWeeks()).toBe(weeksBefore - folded.length);
-  const bound = (await archivedBefore());
+  const bound = await archivedBefore();
   expect(bound).toBeLessThanOrEqual(limit);
   expect(bound).toBeGreaterThan(limit - WEEK_MS);
   const [{ early }] = await dataSource.query(`SELECT count(*)::int AS early FROM reporting.breakdown_pair WHERE bucket < $1`, [new Date(bound).toISOString()]);
@@ -123,12 +124,20 @@ it('folds old breakdown weeks into one row per pair, exactly, through the migrat
   expect(table).toBeNull();
   await expectReferenceWithoutArchive();
   await dataSource.runMigrations();
-  expect((await archivedBefore())).toBe(Number.NEGATIVE_INFINITY);
+  expect(await archivedBefore()).toBe(Number.NEGATIVE_INFINITY);
   await expectReference('after down and up');
 
-  // Folded again (the week the down wrote included), the same answers.
-  expect((await partitions.foldBreakdowns()).length).toBeGreaterThanOrEqual(1);
-  expect((await archivedBefore())).toBe(bound);
+  // Folded again (the week the down wrote included) by a maintenance run whose first step fails
+  // (the function that makes weeks is gone): the later steps still run, and the run reports the failure.
+  await dataSource.query(`ALTER FUNCTION reporting.ensure_breakdown_partitions(timestamptz[]) RENAME TO ensure_breakdown_partitions_gone`);
+  try {
+    await expect(partitions.maintain()).rejects.toThrow('1 of 4 steps failed');
+  } finally {
+    await dataSource.query(`ALTER FUNCTION reporting.ensure_breakdown_partitions_gone(timestamptz[]) RENAME TO ensure_breakdown_partitions`);
+  }
+  expect(await archivedBefore()).toBe(bound);
+  const [{ left }] = await dataSource.query(`SELECT count(*)::int AS left FROM reporting.breakdown_pair WHERE bucket < $1`, [new Date(bound).toISOString()]);
+  expect(left).toBe(0);
   await expectReference('after a second fold');
 
   /** Without the archive's tables the builder cannot run: the `all` sums are read straight from the pair rows. */

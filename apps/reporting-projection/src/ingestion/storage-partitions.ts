@@ -57,6 +57,11 @@ const COUNTERS = [
 const partitionsDropped = counter('weave_reporting_partitions_dropped_total', 'Weekly partitions of the reporting store dropped after the restatement window', ['table']);
 const weeksCoarsened = counter('weave_reporting_minute_weeks_coarsened_total', 'Weeks of minute rollups summed into quarter-hour rollups and dropped');
 const breakdownWeeksFolded = counter('weave_reporting_breakdown_weeks_folded_total', 'Weeks of breakdown rollups folded into the per-pair archive and dropped');
+const maintenanceFailures = counter(
+  'weave_reporting_maintenance_failures_total',
+  'Steps of the reporting store maintenance that failed (retried at the next hourly run)',
+  ['step'],
+);
 
 /**
  * The weekly partitions of recommendation, accounting_entry and rollup_minute (by creation time:
@@ -118,12 +123,30 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     return this.clock() - this.restatementDays * DAY_MS;
   }
 
-  /** One maintenance run: the weeks ahead made, the expired ones dropped, the old minute weeks coarsened, the old breakdown weeks folded. */
+  /**
+   * One maintenance run: the weeks ahead made, the expired ones dropped, the old minute weeks
+   * coarsened, the old breakdown weeks folded. Each step runs whether the one before failed or
+   * not (a drop waiting out its lock timeout does not hold back the fold); a failed step is
+   * counted in weave_reporting_maintenance_failures_total{step}, and the run then rejects with
+   * every failure once all steps have run.
+   */
   async maintain(): Promise<{ made: number; dropped: string[]; coarsened: string[]; folded: string[] }> {
-    const made = await this.ensureAhead();
-    const dropped = await this.dropExpired();
-    const coarsened = await this.coarsen();
-    return { made, dropped, coarsened, folded: await this.foldBreakdowns() };
+    const failures: unknown[] = [];
+    const step = async <T>(name: string, run: () => Promise<T>, none: T): Promise<T> => {
+      try {
+        return await run();
+      } catch (error) {
+        maintenanceFailures.inc({ step: name });
+        failures.push(error);
+        return none;
+      }
+    };
+    const made = await step('make', () => this.ensureAhead(), 0);
+    const dropped = await step('drop', () => this.dropExpired(), []);
+    const coarsened = await step('coarsen', () => this.coarsen(), []);
+    const folded = await step('fold', () => this.foldBreakdowns(), []);
+    if (failures.length > 0) throw new AggregateError(failures, `reporting store maintenance: ${failures.length} of 4 steps failed`);
+    return { made, dropped, coarsened, folded };
   }
 
   /** Makes the current week and the next WEEKS_AHEAD; resolves to the partitions made. */
