@@ -194,7 +194,8 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
    * Coarsens every week of minute rollups that ends at or before now − the minute window, oldest
    * first, one transaction per week: under the exclusive lock of the bound, the bound moves to the
    * week's end, the week's minutes are added to their quarter-hours and the partition is dropped.
-   * A crash anywhere in between leaves the week as it was. Resolves to the partitions dropped.
+   * A crash anywhere in between leaves the week as it was; a replica that finds the week gone
+   * (coarsened by another) skips it. Resolves to the partitions dropped.
    */
   async coarsen(): Promise<string[]> {
     const limit = this.clock() - this.minuteWindowDays * DAY_MS;
@@ -208,8 +209,9 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     await this.ensureQuarterWeeks([...weeks]);
     const coarsened: string[] = [];
     for (const { name, week } of due) {
-      await this.dataSource.transaction('READ COMMITTED', async (manager) => {
+      const done = await this.dataSource.transaction('READ COMMITTED', async (manager) => {
         await manager.query(`SELECT pg_advisory_xact_lock(${MINUTE_WINDOW_LOCK})`);
+        if (!(await partitionPresent(manager, name))) return false;
         await manager.query(`UPDATE reporting.rollup_minute_window SET minute_from = greatest(minute_from, $1::timestamptz)`, [
           new Date(week + WEEK_MS).toISOString(),
         ]);
@@ -225,7 +227,9 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
         // Waits for the readers of rollup_minute (a publication's snapshot); ingestion of new minutes queues meanwhile.
         await manager.query(`SET LOCAL lock_timeout = '60s'`);
         await manager.query(`DROP TABLE reporting."${name}"`);
+        return true;
       });
+      if (!done) continue;
       weeksCoarsened.inc();
       coarsened.push(name);
     }
@@ -262,9 +266,7 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     for (const { name, week } of due) {
       const done = await this.dataSource.transaction('READ COMMITTED', async (manager) => {
         await manager.query(`SELECT pg_advisory_xact_lock(${BREAKDOWN_ARCHIVE_LOCK})`);
-        // Read from pg_class in this statement's snapshot (to_regclass may answer from a cache that has not seen another replica's drop).
-        const [{ present }] = await manager.query(`SELECT EXISTS (SELECT 1 FROM pg_class WHERE relnamespace = 'reporting'::regnamespace AND relname = $1) AS present`, [name]);
-        if (!present) return false;
+        if (!(await partitionPresent(manager, name))) return false;
         // The week is taken whole first (after the readers of breakdown_pair: a publication's snapshot),
         // so that no writer can commit a row between the sums below and the drop.
         await manager.query(`SET LOCAL lock_timeout = '60s'`);
@@ -367,6 +369,18 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     for (const week of missing) this.known.add(week);
     return made;
   }
+}
+
+/**
+ * Whether a partition still exists, for a replica that took a week's lock after another replica
+ * coarsened or folded it. Read from pg_class in the statement's snapshot: to_regclass may answer
+ * from a cache that has not yet seen the other replica's drop.
+ */
+async function partitionPresent(manager: { query(text: string, values?: unknown[]): Promise<unknown> }, name: string): Promise<boolean> {
+  const [{ present }] = (await manager.query(`SELECT EXISTS (SELECT 1 FROM pg_class WHERE relnamespace = 'reporting'::regnamespace AND relname = $1) AS present`, [
+    name,
+  ])) as { present: boolean }[];
+  return present;
 }
 
 /** The week of a partition named `<parent>_wYYYYMMDD` (reporting.ensure_partitions), or null. */
