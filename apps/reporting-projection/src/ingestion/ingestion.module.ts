@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Durables, EventSubjects, Streams } from '#libs/contracts';
-import { durableConsumerProvider } from '#libs/bootstrap';
+import { LOGGER, durableConsumerProvider } from '#libs/bootstrap';
+import type { Logger } from '#libs/observability';
 import { ReportingProjectionEnv } from '../config/reporting-projection.env.js';
 import { ProjectionRepository } from './projection.repository.js';
 import { PROJECTION_PARTITIONS, ProjectionService } from './projection.service.js';
@@ -13,8 +14,9 @@ import { StoragePartitions } from './storage-partitions.js';
     { provide: PROJECTION_PARTITIONS, inject: [ReportingProjectionEnv], useFactory: (env: ReportingProjectionEnv) => env.INGEST_CONCURRENCY },
     {
       provide: StoragePartitions,
-      inject: [DataSource, ReportingProjectionEnv],
-      useFactory: (dataSource: DataSource, env: ReportingProjectionEnv) => new StoragePartitions(dataSource, Date.now, env.REPORTING_RESTATEMENT_DAYS, env.REPORTING_MINUTE_ROLLUPS_DAYS),
+      inject: [DataSource, ReportingProjectionEnv, LOGGER],
+      useFactory: (dataSource: DataSource, env: ReportingProjectionEnv, logger: Logger) =>
+        new StoragePartitions(dataSource, Date.now, env.REPORTING_RESTATEMENT_DAYS, env.REPORTING_MINUTE_ROLLUPS_DAYS, logger),
     },
     ProjectionRepository,
     ProjectionService,

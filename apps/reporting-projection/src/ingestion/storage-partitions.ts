@@ -1,6 +1,6 @@
 import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { counter } from '#libs/observability';
+import { counter, type Logger } from '#libs/observability';
 import type { RollupRow } from './rollup-deltas.js';
 
 export const DAY_MS = 86_400_000;
@@ -96,6 +96,7 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     private readonly clock: StorageClock = Date.now,
     readonly restatementDays = 120,
     readonly minuteRollupDays = 35,
+    private readonly logger?: Logger,
   ) {}
 
   /**
@@ -109,8 +110,9 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     // Not fatal: a batch makes the weeks it needs anyway, and the next run drops what expired.
-    await this.maintain().catch(() => undefined);
-    this.timer = setInterval(() => void this.maintain().catch(() => undefined), MAINTENANCE_INTERVAL_MS);
+    const run = () => this.maintain().catch((error: unknown) => this.logger?.error({ err: error }, 'reporting store maintenance failed; retried at the next hourly run'));
+    await run();
+    this.timer = setInterval(() => void run(), MAINTENANCE_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -131,13 +133,13 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
    * every failure once all steps have run.
    */
   async maintain(): Promise<{ made: number; dropped: string[]; coarsened: string[]; folded: string[] }> {
-    const failures: unknown[] = [];
+    const failures: { name: string; error: unknown }[] = [];
     const step = async <T>(name: string, run: () => Promise<T>, none: T): Promise<T> => {
       try {
         return await run();
       } catch (error) {
         maintenanceFailures.inc({ step: name });
-        failures.push(error);
+        failures.push({ name, error });
         return none;
       }
     };
@@ -145,7 +147,13 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     const dropped = await step('drop', () => this.dropExpired(), []);
     const coarsened = await step('coarsen', () => this.coarsen(), []);
     const folded = await step('fold', () => this.foldBreakdowns(), []);
-    if (failures.length > 0) throw new AggregateError(failures, `reporting store maintenance: ${failures.length} of 4 steps failed`);
+    if (failures.length > 0) {
+      const steps = failures.map(({ name, error }) => `${name}: ${error instanceof Error ? error.message : String(error)}`).join('; ');
+      throw new AggregateError(
+        failures.map(({ error }) => error),
+        `reporting store maintenance: ${failures.length} of 4 steps failed (${steps})`,
+      );
+    }
     return { made, dropped, coarsened, folded };
   }
 
