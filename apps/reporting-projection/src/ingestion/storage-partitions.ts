@@ -1,5 +1,5 @@
 import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { counter, type Logger } from '#libs/observability';
 import type { RollupRow } from './rollup-deltas.js';
 
@@ -215,33 +215,22 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     const weeks = new Set(due.map(({ week }) => week));
     for (let week = weekStart(this.restatementHorizon()) - WEEK_MS; week < newBound; week += WEEK_MS) weeks.add(week);
     await this.ensureQuarterWeeks([...weeks]);
-    const coarsened: string[] = [];
-    for (const { name, week } of due) {
-      const done = await this.dataSource.transaction('READ COMMITTED', async (manager) => {
-        await manager.query(`SELECT pg_advisory_xact_lock(${MINUTE_WINDOW_LOCK})`);
-        if (!(await partitionPresent(manager, name))) return false;
-        await manager.query(`UPDATE reporting.rollup_minute_window SET minute_from = greatest(minute_from, $1::timestamptz)`, [
-          new Date(week + WEEK_MS).toISOString(),
-        ]);
-        await manager.query(
-          `INSERT INTO reporting.rollup_quarter AS t (agent_id, traffic, bucket, ${COUNTERS.join(', ')})
-           SELECT agent_id, traffic, date_bin('15 minutes', bucket, timestamptz '2000-01-01 00:00:00+00'),
-                  ${COUNTERS.map((c) => `sum(${c})`).join(', ')}
-             FROM reporting."${name}"
-            GROUP BY 1, 2, 3
-           HAVING ${COUNTERS.map((c) => `sum(${c}) <> 0`).join(' OR ')}
-           ON CONFLICT (agent_id, traffic, bucket) DO UPDATE SET ${COUNTERS.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}`,
-        );
-        // Waits for the readers of rollup_minute (a publication's snapshot); ingestion of new minutes queues meanwhile.
-        await manager.query(`SET LOCAL lock_timeout = '60s'`);
-        await manager.query(`DROP TABLE reporting."${name}"`);
-        return true;
-      });
-      if (!done) continue;
-      weeksCoarsened.inc();
-      coarsened.push(name);
-    }
-    return coarsened;
+    return this.weekByWeek(due, MINUTE_WINDOW_LOCK, weeksCoarsened, async (manager, name, week) => {
+      await manager.query(`UPDATE reporting.rollup_minute_window SET minute_from = greatest(minute_from, $1::timestamptz)`, [
+        new Date(week + WEEK_MS).toISOString(),
+      ]);
+      await manager.query(
+        `INSERT INTO reporting.rollup_quarter AS t (agent_id, traffic, bucket, ${COUNTERS.join(', ')})
+         SELECT agent_id, traffic, date_bin('15 minutes', bucket, timestamptz '2000-01-01 00:00:00+00'),
+                ${COUNTERS.map((c) => `sum(${c})`).join(', ')}
+           FROM reporting."${name}"
+          GROUP BY 1, 2, 3
+         HAVING ${COUNTERS.map((c) => `sum(${c}) <> 0`).join(' OR ')}
+         ON CONFLICT (agent_id, traffic, bucket) DO UPDATE SET ${COUNTERS.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}`,
+      );
+      // The drop waits for the readers of rollup_minute (a publication's snapshot); ingestion of new minutes queues meanwhile.
+      await manager.query(`SET LOCAL lock_timeout = '60s'`);
+    });
   }
 
   /**
@@ -270,35 +259,53 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
   async foldBreakdowns(): Promise<string[]> {
     const limit = await this.breakdownFoldLimit();
     const due = (await this.partitionsOf(['breakdown_pair'])).filter(({ week }) => week + WEEK_MS <= limit);
-    const folded: string[] = [];
+    return this.weekByWeek(due, BREAKDOWN_ARCHIVE_LOCK, breakdownWeeksFolded, async (manager, name, week) => {
+      // The week is taken whole first (after the readers of breakdown_pair: a publication's snapshot),
+      // so that no writer can commit a row between the sums below and the drop.
+      await manager.query(`SET LOCAL lock_timeout = '60s'`);
+      await manager.query(`LOCK TABLE reporting."${name}" IN ACCESS EXCLUSIVE MODE`);
+      await manager.query(`UPDATE reporting.breakdown_archive_window SET archived_before = greatest(archived_before, $1::timestamptz)`, [
+        new Date(week + WEEK_MS).toISOString(),
+      ]);
+      await manager.query(
+        `INSERT INTO reporting.breakdown_archive AS t (agent_id, traffic, ad_id, product_id, ${BREAKDOWN_FIGURES.join(', ')})
+         SELECT agent_id, traffic, ad_id, product_id, ${BREAKDOWN_FIGURES.map((c) => `sum(${c})`).join(', ')}
+           FROM reporting."${name}"
+          GROUP BY 1, 2, 3, 4
+         HAVING ${BREAKDOWN_FIGURES.map((c) => `sum(${c}) <> 0`).join(' OR ')}
+          ORDER BY 1, 2, 3, 4
+         ON CONFLICT (agent_id, traffic, ad_id, product_id) DO UPDATE SET ${BREAKDOWN_FIGURES.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}`,
+      );
+    });
+  }
+
+  /**
+   * The weeks `due`, oldest first, each in its own transaction: under the advisory lock `lock`,
+   * a week another replica already dropped is skipped; otherwise `work` moves what the week holds
+   * and the partition is dropped in the same transaction, and `counted` counts it. Resolves to the
+   * partitions dropped. A failure leaves its week as it was and stops at it (the next run
+   * resumes there).
+   */
+  private async weekByWeek(
+    due: readonly { name: string; week: number }[],
+    lock: string,
+    counted: { inc(): void },
+    work: (manager: EntityManager, name: string, week: number) => Promise<void>,
+  ): Promise<string[]> {
+    const dropped: string[] = [];
     for (const { name, week } of due) {
       const done = await this.dataSource.transaction('READ COMMITTED', async (manager) => {
-        await manager.query(`SELECT pg_advisory_xact_lock(${BREAKDOWN_ARCHIVE_LOCK})`);
+        await manager.query(`SELECT pg_advisory_xact_lock(${lock})`);
         if (!(await partitionPresent(manager, name))) return false;
-        // The week is taken whole first (after the readers of breakdown_pair: a publication's snapshot),
-        // so that no writer can commit a row between the sums below and the drop.
-        await manager.query(`SET LOCAL lock_timeout = '60s'`);
-        await manager.query(`LOCK TABLE reporting."${name}" IN ACCESS EXCLUSIVE MODE`);
-        await manager.query(`UPDATE reporting.breakdown_archive_window SET archived_before = greatest(archived_before, $1::timestamptz)`, [
-          new Date(week + WEEK_MS).toISOString(),
-        ]);
-        await manager.query(
-          `INSERT INTO reporting.breakdown_archive AS t (agent_id, traffic, ad_id, product_id, ${BREAKDOWN_FIGURES.join(', ')})
-           SELECT agent_id, traffic, ad_id, product_id, ${BREAKDOWN_FIGURES.map((c) => `sum(${c})`).join(', ')}
-             FROM reporting."${name}"
-            GROUP BY 1, 2, 3, 4
-           HAVING ${BREAKDOWN_FIGURES.map((c) => `sum(${c}) <> 0`).join(' OR ')}
-            ORDER BY 1, 2, 3, 4
-           ON CONFLICT (agent_id, traffic, ad_id, product_id) DO UPDATE SET ${BREAKDOWN_FIGURES.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}`,
-        );
+        await work(manager, name, week);
         await manager.query(`DROP TABLE reporting."${name}"`);
         return true;
       });
       if (!done) continue;
-      breakdownWeeksFolded.inc();
-      folded.push(name);
+      counted.inc();
+      dropped.push(name);
     }
-    return folded;
+    return dropped;
   }
 
   /**
