@@ -64,6 +64,11 @@ export function effectiveLatencyBudget(value: unknown): unknown {
   return Math.round(Math.min(RECOMMEND_MAX_LATENCY_BUDGET_MS, Math.max(RECOMMEND_MIN_LATENCY_BUDGET_MS, value)));
 }
 
+/** An optional free-text field (user_id, model, platform_id, platform_surface): its OpenAPI description and its validation. */
+function OptionalTextProperty(description: string, example: string): PropertyDecorator {
+  return applyDecorators(ApiPropertyOptional({ ...OPTIONAL_TEXT, description, example }), OptionalText(LIMITS.optionalTextLength));
+}
+
 function IsLocaleTag(): PropertyDecorator {
   return ValidateBy({
     name: 'isLocaleTag',
@@ -157,20 +162,16 @@ export class RecommendHttpBodyDto {
   @OptionalText(2, Matches(/^[A-Za-z]{2}$/, { message: (args) => `$property must be an ISO 3166-1 alpha-2 country code such as "US" (got ${shownValue(args.value)}).` }))
   geo?: string;
 
-  @ApiPropertyOptional({ ...OPTIONAL_TEXT, description: 'Anonymous hashed user identifier.', example: 'u_5e884898da280471' })
-  @OptionalText(LIMITS.optionalTextLength)
+  @OptionalTextProperty('Anonymous hashed user identifier.', 'u_5e884898da280471')
   user_id?: string;
 
-  @ApiPropertyOptional({ ...OPTIONAL_TEXT, description: 'Identifier of the AI model in use.', example: 'gpt-4o' })
-  @OptionalText(LIMITS.optionalTextLength)
+  @OptionalTextProperty('Identifier of the AI model in use.', 'gpt-4o')
   model?: string;
 
-  @ApiPropertyOptional({ ...OPTIONAL_TEXT, description: 'Platform identifier.', example: 'web-chat' })
-  @OptionalText(LIMITS.optionalTextLength)
+  @OptionalTextProperty('Platform identifier.', 'web-chat')
   platform_id?: string;
 
-  @ApiPropertyOptional({ ...OPTIONAL_TEXT, description: 'Platform surface, for example web.', example: 'web' })
-  @OptionalText(LIMITS.optionalTextLength)
+  @OptionalTextProperty('Platform surface, for example web.', 'web')
   platform_surface?: string;
 }
 
