@@ -207,6 +207,9 @@ it('runs each service as its own NATS user and PostgreSQL role, with Redis throu
   const users = new Map(connz.connections.map((c) => [c.name, c.authorized_user]));
   for (const service of SERVICES) expect({ service, user: users.get(service) }).toEqual({ service, user: service });
 
+  // A pool closes a connection idle for 10 s (pg's default), and a service with nothing to do
+  // may have none open: each one's readiness check (a statement on its pool) comes just before.
+  for (const service of SERVICES) expect({ service, ready: (await ready(running.get(service)!.port))?.status }).toEqual({ service, ready: 200 });
   const sessions = await admin((c) => c.query<{ application_name: string; usename: string }>('SELECT application_name, usename FROM pg_stat_activity WHERE datname = $1', [db.name]));
   for (const service of SERVICES) {
     const roles = new Set(sessions.rows.filter((r) => r.application_name === service).map((r) => r.usename));
