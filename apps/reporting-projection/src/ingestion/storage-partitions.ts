@@ -134,7 +134,9 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
    */
   async maintain(): Promise<{ made: number; dropped: string[]; coarsened: string[]; folded: string[] }> {
     const failures: { name: string; error: unknown }[] = [];
+    let steps = 0;
     const step = async <T>(name: string, run: () => Promise<T>, none: T): Promise<T> => {
+      steps += 1;
       try {
         return await run();
       } catch (error) {
@@ -148,10 +150,10 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
     const coarsened = await step('coarsen', () => this.coarsen(), []);
     const folded = await step('fold', () => this.foldBreakdowns(), []);
     if (failures.length > 0) {
-      const steps = failures.map(({ name, error }) => `${name}: ${error instanceof Error ? error.message : String(error)}`).join('; ');
+      const failed = failures.map(({ name, error }) => `${name}: ${error instanceof Error ? error.message : String(error)}`).join('; ');
       throw new AggregateError(
         failures.map(({ error }) => error),
-        `reporting store maintenance: ${failures.length} of 4 steps failed (${steps})`,
+        `reporting store maintenance: ${failures.length} of ${steps} steps failed (${failed})`,
       );
     }
     return { made, dropped, coarsened, folded };
@@ -391,7 +393,7 @@ export class StoragePartitions implements OnApplicationBootstrap, BeforeApplicat
  * coarsened or folded it. Read from pg_class in the statement's snapshot: to_regclass may answer
  * from a cache that has not yet seen the other replica's drop.
  */
-async function partitionPresent(manager: { query(text: string, values?: unknown[]): Promise<unknown> }, name: string): Promise<boolean> {
+async function partitionPresent(manager: EntityManager, name: string): Promise<boolean> {
   const [{ present }] = (await manager.query(`SELECT EXISTS (SELECT 1 FROM pg_class WHERE relnamespace = 'reporting'::regnamespace AND relname = $1) AS present`, [
     name,
   ])) as { present: boolean }[];
