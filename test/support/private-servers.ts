@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PostgresCluster, RedisServer, findPostgresBinaries, type PostgresStopMode } from '#libs/servers';
-import { freePort } from './servers.js';
+import { freePort, onFreePort } from './servers.js';
 
 /**
  * Servers a fault test owns outright: its own PostgreSQL cluster and Redis, on their own ports
@@ -77,10 +77,12 @@ export interface PrivateRedis {
  * server settings, e.g. ACL users (`--user default off --user weave on >… ~weave:* +@all`).
  */
 export async function startPrivateRedis(options: { args?: string[]; probe?: { user: string; pass: string } } = {}): Promise<PrivateRedis> {
-  const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'weave-redis-'));
-  const server = new RedisServer({ port, dir, program: process.env.REDIS_SERVER_BIN, ...options });
-  await server.start();
+  const { port, server } = await onFreePort(async (port) => {
+    const server = new RedisServer({ port, dir, program: process.env.REDIS_SERVER_BIN, ...options });
+    await server.start();
+    return { port, server };
+  });
   const stop = (signal: NodeJS.Signals = 'SIGKILL') => server.stop(signal);
   return {
     port,

@@ -31,6 +31,23 @@ export async function freePort(): Promise<number> {
   }
 }
 
+/**
+ * Starts a server on a free port. A port is free when chosen and bound by the server a moment
+ * later; another test worker may take it between the two, and the server then exits at start
+ * ("address already in use": the readiness probes tell our server from the one that took the
+ * port). Then it starts on another port.
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>, tries = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await start(port);
+    } catch (error) {
+      if (attempt >= tries || !/address already in use/i.test((error as Error).message)) throw error;
+    }
+  }
+}
+
 function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -72,10 +89,12 @@ export interface NatsServerOptions {
 }
 
 export async function startNats(options: NatsServerOptions = {}): Promise<TestNats> {
-  const port = await freePort();
   const storeDir = await mkdtemp(join(tmpdir(), 'weave-nats-'));
-  const server = new NatsServer({ port, storeDir, program: process.env.NATS_SERVER_BIN, ...options });
-  await server.start();
+  const { port, server } = await onFreePort(async (port) => {
+    const server = new NatsServer({ port, storeDir, program: process.env.NATS_SERVER_BIN, ...options });
+    await server.start();
+    return { port, server };
+  });
   return {
     url: server.url,
     port,

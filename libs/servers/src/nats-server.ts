@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { probeNats } from './probes.js';
 import { ServerProcess } from './server-process.js';
 
@@ -26,11 +27,16 @@ export interface NatsServerOptions {
   detached?: boolean;
 }
 
-/** A nats-server with JetStream on, its own port and store directory. */
+/**
+ * A nats-server with JetStream on, its own port and store directory. It has a server name (the
+ * cluster member's, or one of its own), by which the readiness probe knows it from another
+ * server on the same port.
+ */
 export class NatsServer extends ServerProcess {
   readonly url: string;
 
   constructor(options: NatsServerOptions) {
+    const serverName = options.cluster?.serverName ?? `nats-${randomBytes(6).toString('hex')}`;
     const host = !options.host || options.host === 'localhost' ? '127.0.0.1' : options.host;
     const url = `nats://${host.includes(':') ? `[${host}]` : host}:${options.port}`;
     super({
@@ -42,9 +48,9 @@ export class NatsServer extends ServerProcess {
         '-p', String(options.port),
         '-sd', options.storeDir,
         ...(options.monitorPort ? ['-m', String(options.monitorPort)] : []),
+        '--server_name', serverName,
         ...(options.cluster
           ? [
-              '--server_name', options.cluster.serverName,
               '--cluster_name', options.cluster.name,
               '--cluster', `nats://${host.includes(':') ? `[${host}]` : host}:${options.cluster.port}`,
               '--routes', options.cluster.routes.join(','),
@@ -53,7 +59,7 @@ export class NatsServer extends ServerProcess {
         ...(options.logFile ? ['-l', options.logFile] : []),
       ],
       env: options.env,
-      ready: () => probeNats(url, 1000, options.probe),
+      ready: () => probeNats(url, 1000, options.probe, serverName),
       logFile: options.logFile,
       detached: options.detached,
     });

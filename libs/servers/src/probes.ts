@@ -17,11 +17,24 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-/** A NATS server answers when a client completes the handshake (and authenticates, if asked to). */
-export async function probeNats(url: string, timeoutMs = 2000, auth?: { user: string; pass: string }): Promise<ProbeResult> {
+/**
+ * A NATS server answers when a client completes the handshake (and authenticates, if asked to).
+ * With `serverName`, only the server of that name counts: another one on the port (a port taken
+ * between choosing it and binding it) is not an answer.
+ */
+export async function probeNats(
+  url: string,
+  timeoutMs = 2000,
+  auth?: { user: string; pass: string },
+  serverName?: string,
+): Promise<ProbeResult> {
   try {
     const connection = await natsConnect({ servers: natsServers(url), reconnect: false, timeout: timeoutMs, name: 'probe', ...auth });
+    const answered = connection.info?.server_name;
     await connection.close();
+    if (serverName !== undefined && answered !== serverName) {
+      return { ok: false, error: new Error(`${url} is answered by another nats-server (${answered ?? 'no name'}, not ${serverName})`) };
+    }
     return { ok: true };
   } catch (error) {
     return { ok: false, error };
@@ -50,8 +63,11 @@ export async function probePostgres(url: string, timeoutMs = 2000): Promise<Prob
   }
 }
 
-/** Redis answers PING (after AUTH when the URL carries a password). */
-export async function probeRedis(url: string, timeoutMs = 2000): Promise<ProbeResult> {
+/**
+ * Redis answers PING (after AUTH when the URL carries a password). With `pid`, only the server of
+ * that process counts (INFO's process_id): another one on the port is not an answer.
+ */
+export async function probeRedis(url: string, timeoutMs = 2000, pid?: number): Promise<ProbeResult> {
   const redis = new Redis(url, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
@@ -69,6 +85,10 @@ export async function probeRedis(url: string, timeoutMs = 2000): Promise<ProbeRe
       redis.connect().then(() => redis.ping()),
       timeoutMs + 500,
     );
+    if (pid !== undefined) {
+      const answered = /^process_id:(\d+)/m.exec(await within(redis.info('server'), timeoutMs + 500))?.[1];
+      if (Number(answered) !== pid) return { ok: false, error: new Error(`${url} is answered by another redis-server (pid ${answered ?? '?'}, not ${pid})`) };
+    }
     return { ok: true };
   } catch (error) {
     return { ok: false, error: cause ?? error };

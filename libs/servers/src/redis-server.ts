@@ -65,7 +65,7 @@ export class RedisServer extends ServerProcess {
       program: options.program ?? 'redis-server',
       args: ['-', ...(options.args ?? [])],
       input: config,
-      ready: () => probeRedis(options.probe ? withCredentials(url, options.probe) : url, 1000),
+      ready: (pid) => probeRedis(options.probe ? withCredentials(url, options.probe) : url, 1000, pid),
       logFile: options.logFile,
       detached: options.detached,
     });

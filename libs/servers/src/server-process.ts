@@ -11,8 +11,11 @@ export interface ServerProcessOptions {
   input?: string;
   /** Extra environment of the program (e.g. passwords a configuration file reads). */
   env?: Record<string, string>;
-  /** Whether the server answers yet. */
-  ready: () => Promise<ProbeResult>;
+  /**
+   * Whether the server answers yet: this process (`pid`), not another one that holds the port,
+   * whose answer would hide that this one failed to bind it.
+   */
+  ready: (pid: number) => Promise<ProbeResult>;
   /** The server's own log file, read for the reason when it fails to start. */
   logFile?: string;
   /**
@@ -70,7 +73,7 @@ export class ServerProcess {
     for (;;) {
       if (spawnError) throw new Error(`${name} could not be run: ${spawnError.message}`);
       if (!this.running()) throw new Error(`${name} exited at start: ${await this.lastWords()}`);
-      if ((await ready()).ok) return;
+      if (child.pid !== undefined && (await ready(child.pid)).ok) return;
       if (Date.now() > deadline) {
         await this.stop('SIGKILL');
         throw new Error(`${name} did not answer within ${timeoutMs} ms: ${await this.lastWords()}`);
