@@ -231,30 +231,58 @@ export interface Service {
 /**
  * reporting-projection, payouts-read, timezone-settings and the gateway as child processes from
  * dist/ (in that order, each ready before the next), on free ports; `stop()` stops them in the
- * reverse order, so no request in flight meets a service that is gone.
+ * reverse order, so no request in flight meets a service that is gone. `stopService(name)` stops
+ * one (SIGTERM: it drains) and `startService(name)` starts it again on its port, as a restart
+ * in production would.
  */
 export async function startDeployment(
   env: Record<string, string>,
   options: { publishIntervalMs: number; name: string; /** Node options of every service, e.g. `--cpu-prof --cpu-prof-dir=…` (not allowed in NODE_OPTIONS). */ nodeArgs?: string[] },
-): Promise<{ services: Service[]; base: string; stop(): Promise<void> }> {
+): Promise<{ services: Service[]; base: string; stop(): Promise<void>; stopService(name: string): Promise<void>; startService(name: string): Promise<Service> }> {
   const services: Service[] = [];
+  const launchers = new Map<string, () => Promise<Service>>();
   // Stopping twice is harmless: a child that has exited is not waited for.
   const stop = async () => {
     for (const service of [...services].reverse()) await service.child.stop();
   };
+  const launch = async (name: string, vars: Record<string, string | number>, port: number): Promise<Service> => {
+    const child = startChild(name, `dist/apps/${name}/src/main.js`, vars, [], options.nodeArgs);
+    const service = { name, child, metrics: `http://127.0.0.1:${port}/metrics` };
+    const index = services.findIndex((s) => s.name === name);
+    if (index >= 0) services[index] = service;
+    else services.push(service);
+    await waitForHttp(`http://127.0.0.1:${port}/health/ready`, { child });
+    return service;
+  };
   const start = async (name: string, own: Record<string, string | number>, portVariable: string) => {
     const port = await freePort();
-    const child = startChild(name, `dist/apps/${name}/src/main.js`, { ...env, ...own, [portVariable]: port }, [], options.nodeArgs);
-    services.push({ name, child, metrics: `http://127.0.0.1:${port}/metrics` });
-    await waitForHttp(`http://127.0.0.1:${port}/health/ready`, { child });
+    const vars = { ...env, ...own, [portVariable]: port };
+    launchers.set(name, () => launch(name, vars, port));
+    await launch(name, vars, port);
     return port;
+  };
+  const known = (name: string) => {
+    const service = services.find((s) => s.name === name);
+    const launcher = launchers.get(name);
+    if (!service || !launcher) throw new Error(`no service ${name} in this deployment`);
+    return { service, launcher };
   };
   try {
     await start('reporting-projection', { REPORTING_PUBLISH_INTERVAL_MS: options.publishIntervalMs }, 'REPORTING_HTTP_PORT');
     await start('payouts-read', {}, 'PAYOUTS_HTTP_PORT');
     await start('timezone-settings', {}, 'TIMEZONE_HTTP_PORT');
     const gatewayPort = await start('gateway', { TRACKING_SIGNING_SECRET: `bench-${options.name}-tracking-signing-secret` }, 'PORT');
-    return { services, base: `http://127.0.0.1:${gatewayPort}`, stop };
+    return {
+      services,
+      base: `http://127.0.0.1:${gatewayPort}`,
+      stop,
+      stopService: (name) => known(name).service.child.stop(),
+      startService: async (name) => {
+        const { service, launcher } = known(name);
+        if (service.child.process.exitCode === null && service.child.process.signalCode === null) throw new Error(`${name} runs already`);
+        return launcher();
+      },
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -13,6 +13,12 @@
  * publishes one event to JetStream on the same private NATS, waits for its PubAck and answers 204
  * (bench/publish-ceiling-app.ts), loaded with as many requests and connections.
  *
+ * While the rounds run, nothing consumes either side's events: reporting-projection is stopped
+ * after the warm-up (it drains and exits, as at a restart) and started again after the rounds,
+ * when it drains the backlog; the ceiling's stream has no consumer at all. With
+ * PROJECTION_BESIDE=1 the projection consumes the gateway's events during its rounds instead, on
+ * the same cores (the conditions of the figures before this option).
+ *
  * Afterwards: every measured link was published exactly once (weave_tracking_requests_total
  * {outcome="published"} rose by LINKS, nothing else did; EVENTS holds LINKS more messages) and
  * counted exactly once in the report (GET /agent/reporting through the gateway, from a
@@ -23,7 +29,8 @@
  *   LINKS=100000 CONNECTIONS=20 WARMUP=5000 REPEATS=10000 ROUNDS=4 are the defaults (the gateway
  *   and the ceiling take turns, ROUNDS of each, the links split between the gateway's rounds); the services read the
  *   environment; GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the gateway;
- *   RATE=2000 loads at a fixed 2,000 req/s (latency at a given rate, CPU per request of two builds).
+ *   RATE=2000 loads at a fixed 2,000 req/s (latency at a given rate, CPU per request of two builds);
+ *   PROJECTION_BESIDE=1 keeps reporting-projection consuming during the gateway's rounds.
  */
 import { loadavg } from 'node:os';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -42,6 +49,8 @@ const REPEATS = setting('REPEATS', 10_000);
 const ROUNDS = setting('ROUNDS', 4);
 /** RATE=n: the measured loads at n req/s instead of as fast as answers come. */
 const RATE = process.env.RATE ? Number(process.env.RATE) : undefined;
+/** PROJECTION_BESIDE=1: reporting-projection consumes the gateway's events during its rounds (default: stopped for the rounds). */
+const PROJECTION_BESIDE = process.env.PROJECTION_BESIDE === '1';
 const NAME = 'tracking';
 /** The secret startDeployment gives the gateway. */
 const SECRET = `bench-${NAME}-tracking-signing-secret`;
@@ -218,17 +227,20 @@ async function main() {
     const streamBefore = await streamMessages();
     const outcomesBefore = await outcomes();
     const reporting = services.find((s) => s.name === 'reporting-projection')!;
+    const beside = PROJECTION_BESIDE ? [reporting.child] : [];
+    if (!PROJECTION_BESIDE) await deployment.stopService(reporting.name);
     // The gateway and the ceiling take turns (ROUNDS of each, the links split between the gateway's), so load from outside the bench falls on both alike.
     const rounds: { gateway: Awaited<ReturnType<typeof measure>>; ceiling: Awaited<ReturnType<typeof measure>> }[] = [];
     const perRound = Math.ceil(LINKS / ROUNDS);
     for (let round = 0; round < ROUNDS; round++) {
       const chunk = measured.slice(round * perRound, (round + 1) * perRound);
-      rounds.push({ gateway: await measure(base, chunk, [gateway.child, reporting.child]), ceiling: await measure(ceilingBase, ceilingPaths(chunk.length), [ceiling]) });
+      rounds.push({ gateway: await measure(base, chunk, [gateway.child, ...beside]), ceiling: await measure(ceilingBase, ceilingPaths(chunk.length), [ceiling]) });
     }
     const g = { figures: combined(rounds.map((r) => r.gateway.figures)) };
     const c = { figures: combined(rounds.map((r) => r.ceiling.figures)) };
 
     // Every measured link published once, and counted once.
+    if (!PROJECTION_BESIDE) await deployment.startService(reporting.name);
     await waitForConsumer({ connection: inspector }, Streams.events, Durables.reportingProjection, { timeoutMs: 300_000, intervalMs: 500, what: 'the projection caught up' });
     const caughtUp = Date.now();
     const streamAfter = await streamMessages();
@@ -278,7 +290,7 @@ async function main() {
     );
     console.log(
       `gateway (child processes from dist, LOG_LEVEL=warn, TRACKING_LIMIT_PER_IP_PER_MINUTE=100,000,000${nodeArgs.length ? `, node ${nodeArgs.join(' ')}` : ''}) ` +
-        `→ Redis check → JetStream PubAck; then ${fmt(LINKS)} requests to the ceiling (plain Fastify, one JetStream publish + PubAck, 204):`,
+        `→ Redis check → JetStream PubAck${PROJECTION_BESIDE ? ', reporting-projection consuming its events beside it' : ', reporting-projection stopped for the rounds (started after them, it drains the backlog)'}; then ${fmt(LINKS)} requests to the ceiling (plain Fastify, one JetStream publish + PubAck, 204):`,
     );
     for (const [i, { gateway: rg, ceiling: rc }] of rounds.entries()) {
       console.log(`  round ${i + 1} gateway: ${describeLoad(rg.figures)}`);
