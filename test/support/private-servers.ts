@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PostgresCluster, RedisServer, findPostgresBinaries, type PostgresStopMode } from '#libs/servers';
-import { freePort, onFreePort } from './servers.js';
+import { onFreePort } from './servers.js';
 
 /**
  * Servers a fault test owns outright: its own PostgreSQL cluster and Redis, on their own ports
@@ -34,13 +34,12 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const { binDir, searched } = findPostgresBinaries();
   if (!binDir) throw new Error(`no PostgreSQL server programs found (looked in ${searched.join(', ')}); set PG_BIN_DIR`);
   const root = await mkdtemp(join(tmpdir(), 'weave-pg-'));
-  const cluster = new PostgresCluster({
-    binDir,
-    dir: root,
-    port: await freePort(),
-    settings: { fsync: 'on', max_connections: 200 },
+  const cluster = await onFreePort(async (port) => {
+    // The same directory on every try: the cluster is made once, and each start writes its port.
+    const cluster = new PostgresCluster({ binDir, dir: root, port, settings: { fsync: 'on', max_connections: 200 } });
+    await cluster.start();
+    return cluster;
   });
-  await cluster.start();
   const stop = async ({ mode = 'fast' }: { mode?: PostgresStopMode } = {}) => cluster.stop(mode);
   return {
     port: cluster.port,
