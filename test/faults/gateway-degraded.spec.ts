@@ -3,6 +3,7 @@ import {
   startPrivatePostgres,
   startPrivateRedis,
   waitFor,
+  whenStopped,
   type PrivatePostgres,
   type PrivateRedis,
   type TestNats,
@@ -135,6 +136,7 @@ describe('fault: Redis unavailable', () => {
 describe('fault: reporting-projection down', () => {
   it('hung (SIGSTOP): GET /agent/reporting answers 503 after the request timeout, never hangs', async () => {
     process.kill(reporting.pid, 'SIGSTOP');
+    await whenStopped(reporting.pid);
     try {
       const started = Date.now();
       const response = await get(key);

@@ -87,7 +87,7 @@ describe('fault: NATS restarted mid-ingest', () => {
     const workload = buildWorkload({ seed: SEED + 1, targetEvents: 300, agents: AGENTS });
     const published = await producer.publish(workload, { concurrency: 32 });
     ackedSoFar.push(...published.acked);
-    nats.signal('SIGSTOP');
+    await nats.freeze();
     await new Promise((r) => setTimeout(r, 3000));
     nats.signal('SIGCONT');
     const thawedAt = Date.now();

@@ -66,7 +66,7 @@ it("rejects with the server's description when JetStream refuses the message (fu
 
 it('rejects on timeout, and ignores the PubAck that comes after it', async () => {
   // A frozen server answers nothing; thawed, it stores the message and sends the late PubAck.
-  nats.signal('SIGSTOP');
+  await nats.freeze();
   let outcome: Promise<unknown>;
   try {
     outcome = client.pubAcks.publish('puback.late', data(1), { msgID: 'late-1', timeout: 300 });
@@ -111,7 +111,7 @@ it('keeps publishing after NATS restarts (the reply subscription is made again)'
 
 it('rejects the publishes waiting for their PubAck when the connection closes', async () => {
   const own = await NatsClient.connect({ servers: [nats.url], name: 'pub-ack-publisher-close' });
-  nats.signal('SIGSTOP');
+  await nats.freeze();
   try {
     const waiting = own.pubAcks.publish('puback.closed', data(1), { msgID: 'closed-1', timeout: 60_000 });
     await own.connection.close();

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +59,25 @@ function unusedPort(): Promise<number> {
   });
 }
 
+/**
+ * Resolves once every thread of process `pid` is stopped (state T in /proc). SIGSTOP is queued
+ * to one thread, and the process stops when that thread next runs: on a busy machine the other
+ * threads of a multi-threaded server (nats-server's Go threads, Node's) keep working meanwhile,
+ * long enough to answer a request sent right after the signal.
+ */
+export async function whenStopped(pid: number, timeoutMs = 10_000): Promise<void> {
+  const stopped = async () => {
+    const tasks = await readdir(`/proc/${pid}/task`);
+    const states = await Promise.all(tasks.map(async (task) => {
+      const stat = await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      // "pid (comm) S …": the state follows the command, which may itself hold ") ".
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    }));
+    return states.every((state) => state === 'T' || state === 't');
+  };
+  await waitFor(stopped, { timeoutMs, intervalMs: 5, what: `process ${pid} stopped` });
+}
+
 export interface TestNats {
   url: string;
   port: number;
@@ -70,8 +89,10 @@ export interface TestNats {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Starts the server again on the same port and store, after kill(). */
   start(): Promise<void>;
-  /** Sends a signal without waiting (SIGSTOP / SIGCONT freeze and thaw the server). */
+  /** Sends a signal without waiting (SIGCONT thaws a frozen server). */
   signal(signal: NodeJS.Signals): void;
+  /** Freezes the server (SIGSTOP) and resolves once every thread of it has stopped (whenStopped). */
+  freeze(): Promise<void>;
 }
 
 /** How a test starts nats-server beyond the defaults (JetStream on, anonymous access). */
@@ -110,6 +131,12 @@ export async function startNats(options: NatsServerOptions = {}): Promise<TestNa
     kill: (signal: NodeJS.Signals = 'SIGKILL') => server.stop(signal),
     start: () => server.start(),
     signal: (signal: NodeJS.Signals) => server.signal(signal),
+    freeze: async () => {
+      const pid = server.pid;
+      if (pid === undefined) throw new Error('nats-server is not running');
+      server.signal('SIGSTOP');
+      await whenStopped(pid);
+    },
   };
 }
 
