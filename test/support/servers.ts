@@ -71,7 +71,8 @@ export async function whenStopped(pid: number, timeoutMs = 10_000): Promise<void
     const states = await Promise.all(tasks.map(async (task) => {
       const stat = await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8');
       // "pid (comm) S …": the state follows the command, which may itself hold ") ".
-      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      const state = stat.lastIndexOf(')') + 2;
+      return stat.slice(state, state + 1);
     }));
     return states.every((state) => state === 'T' || state === 't');
   };
